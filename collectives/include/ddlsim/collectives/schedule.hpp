@@ -1,0 +1,63 @@
+// Schedule: a collective call bound to its algorithm (or to programs loaded from a dump). It
+// hands out one StepStream per (rank, channel) on demand, so an executor holds only the ranks
+// and the steps in flight, never the whole schedule.
+#pragma once
+
+#include "ddlsim/collectives/algorithm.hpp"
+#include "ddlsim/collectives/call.hpp"
+#include "ddlsim/collectives/step.hpp"
+#include "ddlsim/collectives/step_stream.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace ddlsim::coll {
+
+struct MaterializedSchedule;
+
+class Schedule {
+public:
+  // Binds `call` to the algorithm it names. Throws InputError for an unknown algorithm (with
+  // "did you mean") or a call the algorithm rejects.
+  static Schedule make(CollectiveCall call);
+  // Wraps loaded programs (from a dump); they are validated first (see validate()).
+  static Schedule from_materialized(MaterializedSchedule programs);
+
+  const CollectiveCall& call() const { return call_; }
+  int ranks() const { return ranks_; }  // including dedicated servers
+  int channels() const { return channels_; }
+  std::uint64_t buffer_bytes(int rank, Buffer buffer) const;
+  StepStream program(int rank, int channel) const;
+  std::string_view algorithm_name() const;
+
+private:
+  CollectiveCall call_;
+  const Algorithm* algorithm_ = nullptr;
+  std::shared_ptr<const MaterializedSchedule> loaded_;
+  int ranks_ = 0;
+  int channels_ = 0;
+};
+
+// Every program of a schedule held in memory: for dumps, loading, and small cases.
+struct MaterializedSchedule {
+  CollectiveCall call;
+  std::string algorithm;
+  int ranks = 0;
+  int channels = 0;
+  std::vector<std::uint64_t> scratch_bytes;        // per rank
+  std::vector<std::vector<std::vector<Step>>> programs;  // [rank][channel] -> steps
+};
+
+MaterializedSchedule materialize(const Schedule& schedule);
+
+// Input and output buffer sizes of `rank` for a call (servers beyond call.ranks have none).
+std::uint64_t input_bytes(const CollectiveCall& call, int rank);
+std::uint64_t output_bytes(const CollectiveCall& call, int rank);
+
+// Structural checks that any executor relies on: ranges inside their buffers, deps pointing to
+// earlier steps of the same program, peers in range and not self, every send matched by a receive
+// with the same byte count (rule 2 of step.hpp), channels consistent. Throws InputError naming
+// the rank, channel and step.
+void validate(const MaterializedSchedule& schedule);
+
+} // namespace ddlsim::coll

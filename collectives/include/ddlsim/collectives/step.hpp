@@ -1,0 +1,79 @@
+// Steps: the instructions of a rank's program in a Schedule.
+//
+// A Schedule gives every (rank, channel) pair a program: an ordered list of Steps. Execution rules,
+// the same for every executor:
+//  1. A step may start once the previous step of the same program has started (in-order issue)
+//     and every step listed in `deps` (indices into the same program) has completed.
+//  2. The k-th send from rank a to rank b on channel c matches the k-th recv / recv_reduce at b
+//     from a on channel c. Matching sends and receives carry the same byte count.
+//  3. A send completes when its matching receive has completed; a receive completes when all its
+//     bytes have arrived (and, for recv_reduce, been reduced); local steps complete when their
+//     compute is done.
+// Byte counts are explicit so that executors need no knowledge of the algorithm.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace ddlsim::coll {
+
+// The buffers of a rank. input and output are the collective's; scratch is generator-owned
+// temporary memory whose size the Schedule declares per rank.
+enum class Buffer : std::uint8_t { input, output, scratch };
+
+struct BufferRange {
+  Buffer buffer = Buffer::input;
+  std::uint64_t offset = 0;  // bytes
+  std::uint64_t bytes = 0;
+};
+
+enum class StepKind : std::uint8_t {
+  send,         // send src to peer
+  recv,         // receive from peer into dst
+  recv_reduce,  // receive from peer, dst = src (op) incoming
+  reduce,       // dst = dst (op) src, local
+  copy,         // dst = src, local
+  scale,        // dst = src * param, local (average = sum scaled by 1/ranks)
+  compress,     // dst = codec(src [, aux]), local
+  decompress,   // dst = dst (op) inverse_codec(src [, aux]), local
+};
+
+// How compress/decompress transform data. Byte layouts (element size e of the call's dtype):
+//  topk:          compress: the k largest-magnitude elements of src as (uint32 index, value)
+//                 pairs, k = dst.bytes / (4 + e), ties broken by lower index; decompress:
+//                 scatter-adds the pairs of src into the dense dst (indices relative to dst).
+//  fp16_cast:     compress: src values rounded to fp16 (2 bytes each); decompress: dst += them.
+//  chunk_norms:   compress: for each chunk of `param` bytes of src, its L2 norm as fp32 in dst.
+//  chunk_select:  compress: from src (dense, chunks of `param` bytes) the chunks whose norms in
+//                 aux (fp32 per chunk) are the largest, count = dst.bytes / param, in ascending
+//                 chunk order (ties by lower index); decompress: writes them back into dst at
+//                 their chunks (chosen again from aux, which must hold the same norms).
+enum class Codec : std::uint8_t { none, topk, fp16_cast, chunk_norms, chunk_select };
+
+inline constexpr std::size_t kMaxStepDeps = 4;
+
+struct Step {
+  StepKind kind = StepKind::send;
+  Codec codec = Codec::none;
+  std::uint8_t dep_count = 0;
+  std::uint16_t channel = 0;
+  std::int32_t peer = -1;  // send, recv, recv_reduce
+  BufferRange src{};       // send: data sent; recv_reduce / reduce: local operand; copy, scale,
+                           // compress, decompress: input
+  BufferRange dst{};       // recv, recv_reduce, reduce, copy, scale, compress, decompress: output
+  BufferRange aux{};       // chunk_select only: the norms
+  std::uint64_t bytes = 0;  // bytes on the wire (send / recv) or bytes processed (local steps)
+  double param = 0;         // scale: factor; chunk_norms / chunk_select: chunk bytes
+  std::array<std::uint32_t, kMaxStepDeps> deps{};
+
+  bool is_send() const { return kind == StepKind::send; }
+  bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
+  bool is_local() const { return !is_send() && !is_receive(); }
+};
+
+std::string_view to_string(StepKind kind);
+std::string_view to_string(Buffer buffer);
+std::string_view to_string(Codec codec);
+
+} // namespace ddlsim::coll
