@@ -14,12 +14,15 @@ class InputError : public std::runtime_error {
 public:
   // `where` is a JSON pointer or "file:line"; `what` says what was expected and found.
   InputError(std::string where, const std::string& what)
-      : std::runtime_error(where.empty() ? what : where + ": " + what), where_(std::move(where)) {}
+      : std::runtime_error(where.empty() ? what : where + ": " + what), where_(std::move(where)),
+        reason_(what) {}
 
   const std::string& where() const { return where_; }
+  const std::string& reason() const { return reason_; }
 
 private:
   std::string where_;
+  std::string reason_;
 };
 
 } // namespace ddlsim

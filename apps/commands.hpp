@@ -1,0 +1,13 @@
+// The `ddlsim` subcommands. Each registers itself on the CLI11 app and runs when selected; the
+// callback throws InputError for bad input, which main() prints with exit status 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ddlsim::cli {
+
+void add_check_command(CLI::App& app);
+void add_topo_command(CLI::App& app);
+void add_presets_command(CLI::App& app);
+
+} // namespace ddlsim::cli

@@ -1,0 +1,48 @@
+// ddlsim: simulate and emulate distributed deep-learning training communication.
+#include "commands.hpp"
+#include "ddlsim/core/input_error.hpp"
+
+#include <iostream>
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternalError = 3;
+
+std::string version_text() {
+  std::string text = "ddlsim " DDLSIM_VERSION;
+#ifdef DDLSIM_WITH_CUDA
+  text += " (GPU backends built)";
+#else
+  text += " (GPU backends not built)";
+#endif
+  return text;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ddlsim: a cluster-scale simulator and emulator of distributed deep-learning "
+               "training communication.\nRun `ddlsim SUBCOMMAND --help` for each subcommand.",
+               "ddlsim"};
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  ddlsim::cli::add_check_command(app);
+  ddlsim::cli::add_topo_command(app);
+  ddlsim::cli::add_presets_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive here too, with exit code 0.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitBadInput;
+  } catch (const ddlsim::InputError& e) {
+    std::cerr << "ddlsim: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "ddlsim: internal error (please report it): " << e.what() << "\n";
+    return kExitInternalError;
+  }
+  return 0;
+}

@@ -1,0 +1,85 @@
+// Scenario: one JSON file describing a what-if run: the cluster (`topology`), what runs on it
+// (`workload`), how it is simulated (`engine`), optional `sweep` axes, `output` files and `seed`.
+// Loading resolves `include`s, validates every key (errors name the JSON pointer, say what was
+// expected and found, and suggest the nearest key), and checks cross-section consistency (e.g.
+// a collective on more ranks than the cluster has GPUs).
+#pragma once
+
+#include "ddlsim/collectives/call.hpp"
+#include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/topologies/cluster_spec.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddlsim {
+
+// workload.type = "collective": one collective at a list of sizes.
+struct CollectiveWorkload {
+  coll::Op op = coll::Op::all_reduce;
+  std::string algorithm = "ring";  // or "auto"
+  coll::AlgorithmParams params;
+  coll::DataType dtype = coll::DataType::fp32;
+  coll::Reduction reduction = coll::Reduction::sum;
+  int root = 0;
+  int ranks = 0;  // the first `ranks` GPUs in rank order; 0 = every GPU
+  std::vector<std::uint64_t> sizes;  // bytes, nccl-tests meaning (see CollectiveCall::bytes)
+};
+
+struct WorkloadSpec {
+  std::string type = "collective";
+  CollectiveWorkload collective;
+};
+
+// engine.type = "analytic" (the only engine so far): alpha-beta with max-min link sharing.
+struct EngineSpec {
+  std::string type = "analytic";
+  Picoseconds per_step_overhead = 0;        // software cost added to every step
+  double reduce_bytes_per_second = 0;       // GPU reduction throughput; 0 = the GPU model's
+};
+
+// One sweep axis: the value at JSON pointer `pointer` takes each of `values` in turn.
+struct SweepAxis {
+  std::string pointer;
+  std::vector<Json> values;
+};
+
+struct OutputSpec {
+  std::string json_path;   // machine report; "" = none
+  std::string trace_path;  // Chrome trace; "" = none
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string origin;   // file it came from, for messages
+  Json resolved;        // the scenario after includes are merged (what was validated)
+  topo::ClusterSpec topology;
+  WorkloadSpec workload;
+  EngineSpec engine;
+  std::vector<SweepAxis> sweep;
+  OutputSpec output;
+  std::uint64_t seed = 1;
+};
+
+// Loads a scenario file. Throws InputError on any problem.
+Scenario load_scenario_file(const std::filesystem::path& file);
+// Loads from parsed JSON; `origin` names it in messages and `base_dir` resolves relative
+// includes.
+Scenario load_scenario(const Json& json, const std::string& origin,
+                       const std::filesystem::path& base_dir);
+
+// The scenario JSON with every `include` resolved (included file first, then this file's keys
+// merged over it with JSON merge-patch semantics: objects merge, anything else replaces).
+Json resolve_includes(const Json& json, const std::string& origin,
+                      const std::filesystem::path& base_dir);
+
+// Limits that keep a typo from asking for an absurd run.
+inline constexpr std::size_t kMaxSweepPoints = 100'000;
+inline constexpr std::size_t kMaxSizesPerWorkload = 4096;
+inline constexpr int kMaxIncludeDepth = 16;
+
+} // namespace ddlsim

@@ -1,0 +1,108 @@
+#include "workload_parser.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/units.hpp"
+
+#include <array>
+
+namespace ddlsim::detail {
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum parse_enum(const JsonValue& value, const std::array<Enum, N>& all) {
+  std::vector<std::string> names;
+  for (Enum e : all) names.emplace_back(coll::to_string(e));
+  const std::string chosen = value.choice(names);
+  for (Enum e : all)
+    if (coll::to_string(e) == chosen) return e;
+  return all[0];  // unreachable: choice() accepted one of the names
+}
+
+constexpr std::uint64_t kMaxMessageBytes = 1ull << 40;  // 1 TiB per collective
+
+coll::AlgorithmParams parse_params(const JsonValue& section) {
+  coll::AlgorithmParams params;
+  JsonObject object = section.object();
+  if (auto v = object.optional("chunks")) params.chunks = static_cast<int>(v->integer(1, 1 << 16));
+  if (auto v = object.optional("channels")) params.channels = static_cast<int>(v->integer(1, 256));
+  if (auto v = object.optional("group_sizes"))
+    for (const JsonValue& size : v->array(1, 8))
+      params.group_sizes.push_back(static_cast<int>(size.integer(1, 1 << 20)));
+  if (auto v = object.optional("servers")) params.servers = static_cast<int>(v->integer(1, 1 << 20));
+  if (auto v = object.optional("dedicated_servers")) params.dedicated_servers = v->boolean();
+  if (auto v = object.optional("density")) params.density = v->positive_number(1.0);
+  if (auto v = object.optional("chunk_bytes")) params.chunk_bytes = v->bytes(1, kMaxMessageBytes);
+  object.finish();
+  return params;
+}
+
+} // namespace
+
+std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
+  std::vector<std::uint64_t> out;
+  if (sizes.raw().is_array()) {
+    for (const JsonValue& size : sizes.array(1, kMaxSizesPerWorkload))
+      out.push_back(size.bytes(0, kMaxMessageBytes));
+    return out;
+  }
+  if (!sizes.raw().is_object())
+    sizes.fail_expected("a list of byte sizes or {\"from\": ..., \"to\": ..., \"factor\": ...}");
+  JsonObject range = sizes.object();
+  const std::uint64_t from = range.required("from").bytes(1, kMaxMessageBytes);
+  const JsonValue to_value = range.required("to");
+  const std::uint64_t to = to_value.bytes(1, kMaxMessageBytes);
+  const double factor = range.has("factor") ? range.required("factor").number(1.01, 1024) : 2.0;
+  range.finish();
+  if (to < from) to_value.fail("\"to\" (" + format_bytes(to) + ") is smaller than \"from\" (" +
+                               format_bytes(from) + ")");
+  for (double size = static_cast<double>(from); size <= static_cast<double>(to) * (1 + 1e-12);
+       size *= factor) {
+    out.push_back(static_cast<std::uint64_t>(size + 0.5));
+    if (out.size() > kMaxSizesPerWorkload)
+      sizes.fail("the range makes more than " + std::to_string(kMaxSizesPerWorkload) +
+                 " sizes; use a larger factor");
+  }
+  return out;
+}
+
+WorkloadSpec parse_workload(const JsonValue& section) {
+  WorkloadSpec workload;
+  JsonObject object = section.object();
+  workload.type = object.required("type").choice(std::vector<std::string>{"collective"});
+  coll::CollectiveWorkload& c = workload.collective;
+  c.op = parse_enum(object.required("op"),
+                    std::array{coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
+                               coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
+                               coll::Op::send_recv});
+  if (auto v = object.optional("algorithm")) c.algorithm = v->non_empty_string();
+  if (auto v = object.optional("params")) c.params = parse_params(*v);
+  if (auto v = object.optional("dtype"))
+    c.dtype = parse_enum(*v, std::array{coll::DataType::fp32, coll::DataType::fp16,
+                                        coll::DataType::bf16});
+  if (auto v = object.optional("reduction"))
+    c.reduction = parse_enum(*v, std::array{coll::Reduction::sum, coll::Reduction::avg,
+                                            coll::Reduction::adasum});
+  if (auto v = object.optional("root")) c.root = static_cast<int>(v->integer(0, 1 << 20));
+  if (auto v = object.optional("ranks")) c.ranks = static_cast<int>(v->integer(1, 1 << 20));
+  c.sizes = parse_sizes(object.required("sizes"));
+  object.finish();
+  return workload;
+}
+
+EngineSpec parse_engine(const JsonValue& section) {
+  EngineSpec engine;
+  JsonObject object = section.object();
+  const JsonValue type = object.required("type");
+  if (type.raw() == "flow" || type.raw() == "packet")
+    type.fail("the " + type.raw().get<std::string>() +
+              " engine is not part of this version of ddlsim yet; use \"analytic\"");
+  engine.type = type.choice(std::vector<std::string>{"analytic"});
+  if (auto v = object.optional("per_step_overhead_ns"))
+    engine.per_step_overhead = ns_to_ps(v->number(0, 1e9));
+  if (auto v = object.optional("reduce_bandwidth_gbps"))
+    engine.reduce_bytes_per_second = gbps_to_bytes_per_second(v->positive_number(1e6));
+  object.finish();
+  return engine;
+}
+
+} // namespace ddlsim::detail
