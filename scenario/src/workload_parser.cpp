@@ -69,7 +69,7 @@ WorkloadSpec parse_workload(const JsonValue& section) {
   WorkloadSpec workload;
   JsonObject object = section.object();
   workload.type = object.required("type").choice(std::vector<std::string>{"collective"});
-  coll::CollectiveWorkload& c = workload.collective;
+  CollectiveWorkload& c = workload.collective;
   c.op = parse_enum(object.required("op"),
                     std::array{coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
                                coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
