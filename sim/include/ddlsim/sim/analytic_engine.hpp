@@ -1,0 +1,54 @@
+// The analytic engine: times a Schedule on a Topology, event-driven over step completions.
+//
+// What it models: a transfer waits out its path latency (sum of link latencies) plus the
+// per-step overhead, then moves its bytes at the max-min fair share of every link it crosses
+// (FlowNetwork); one equal-cost path per transfer, chosen by a seeded hash of (source rank,
+// destination rank, channel). A recv_reduce reduces the received bytes after they arrive, at the
+// GPU's reduction rate; local steps cost overhead + bytes / rate. Steps follow the execution
+// rules of collectives/step.hpp, and a send and its receive start moving data once both have
+// started (rendezvous). What it does not model: packets, queues, congestion control, loss,
+// protocol headers, or contention between compute and communication for GPU memory bandwidth.
+#pragma once
+
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/topologies/router.hpp"
+#include "ddlsim/topologies/topology.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ddlsim::sim {
+
+struct AnalyticOptions {
+  Picoseconds per_step_overhead = 0;  // charged once per transfer and once per local step
+  double reduce_bytes_per_second = 0; // 0 = from each GPU's model (gpu_rates.hpp)
+  double copy_bytes_per_second = 0;   // 0 = from each GPU's model
+  std::uint64_t seed = 1;             // ECMP path choice
+  bool record_steps = false;          // fill CollectiveTiming::steps (for traces)
+};
+
+struct StepRecord {
+  std::int32_t rank = 0;
+  std::uint16_t channel = 0;
+  coll::StepKind kind = coll::StepKind::send;
+  std::int32_t peer = -1;
+  std::uint64_t bytes = 0;
+  Picoseconds start = 0;
+  Picoseconds end = 0;
+};
+
+struct CollectiveTiming {
+  Picoseconds time = 0;             // when the last step of any rank completed
+  std::uint64_t steps = 0;
+  std::uint64_t transfers = 0;
+  std::uint64_t bytes_sent = 0;
+  std::size_t peak_flows_per_link = 0;
+  std::vector<StepRecord> steps_recorded;  // only with record_steps, in completion order
+};
+
+// Rank r runs on topology.gpus()[r]. Throws InputError when the schedule has more ranks than the
+// topology has GPUs, and std::logic_error if the schedule deadlocks (a generator bug).
+CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
+                                   const coll::Schedule& schedule, const AnalyticOptions& options);
+
+} // namespace ddlsim::sim

@@ -1,0 +1,78 @@
+// FlowNetwork: the fluid model of the analytic engine. A flow crosses a path of links; it first
+// waits out the path latency, then moves its bytes at a rate that max-min fair sharing gives it
+// among all flows active on its links (progressive filling). Rates are recomputed only for the
+// flows connected (through shared links) to a flow that started or finished, and only once per
+// instant, however many flows changed at that instant.
+#pragma once
+
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/topologies/topology.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ddlsim::sim {
+
+using FlowId = std::uint32_t;
+
+class FlowNetwork {
+public:
+  explicit FlowNetwork(const topo::Topology& topology);
+
+  // A flow of `bytes` over `path` (link ids; must outlive the flow) starting its transfer phase
+  // now. The caller has already waited out the latency. Returns its id; `tag` is handed back on
+  // completion.
+  FlowId start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+               Picoseconds now);
+
+  // Recomputes the rates of flows touched since the last call and returns the earliest time at
+  // which some flow may finish (INT64_MAX when none is active).
+  void update_rates(Picoseconds now);
+  Picoseconds next_completion() const;
+
+  // Removes every flow that has finished by `now` and appends its tag to `finished`, in the order
+  // they finish (ties by flow id).
+  void collect_finished(Picoseconds now, std::vector<std::uint64_t>& finished);
+
+  std::size_t active_flows() const { return active_count_; }
+  // Largest number of flows that shared one link at any time, and bytes carried per link.
+  std::size_t peak_flows_per_link() const { return peak_flows_per_link_; }
+  const std::vector<double>& bytes_per_link() const { return bytes_per_link_; }
+
+private:
+  struct Flow {
+    const std::vector<topo::LinkId>* path = nullptr;
+    double remaining = 0;  // bytes left at `updated`
+    double rate = 0;       // bytes per second
+    Picoseconds updated = 0;
+    Picoseconds finish = 0;
+    std::uint64_t tag = 0;
+    bool active = false;
+    std::uint32_t mark = 0;         // epoch in which the component search reached it
+    std::uint32_t frozen_mark = 0;  // epoch in which progressive filling fixed its rate
+  };
+
+  void settle(Flow& flow, Picoseconds now);
+  void recompute_component(topo::LinkId seed, Picoseconds now);
+  void schedule_finish(FlowId id, Picoseconds now);
+
+  const topo::Topology& topology_;
+  std::vector<Flow> flows_;
+  std::vector<FlowId> free_ids_;
+  std::vector<std::vector<FlowId>> flows_on_link_;
+  std::vector<topo::LinkId> dirty_links_;
+  std::vector<std::uint32_t> link_mark_;
+  std::uint32_t epoch_ = 0;
+  std::size_t active_count_ = 0;
+  std::size_t peak_flows_per_link_ = 0;
+  std::vector<double> bytes_per_link_;
+  // Finish times of active flows: a lazy min-heap of (finish, id); stale entries are skipped.
+  std::vector<std::pair<Picoseconds, FlowId>> finish_heap_;
+  // Scratch for recompute_component, kept to avoid allocation per event.
+  std::vector<FlowId> component_flows_;
+  std::vector<topo::LinkId> component_links_;
+  std::vector<double> link_capacity_left_;
+  std::vector<std::uint32_t> link_unfrozen_;
+};
+
+} // namespace ddlsim::sim

@@ -1,0 +1,300 @@
+#include "ddlsim/sim/analytic_engine.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/event_queue.hpp"
+#include "ddlsim/sim/flow_network.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
+
+#include <deque>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace ddlsim::sim {
+namespace {
+
+using coll::Step;
+using coll::StepKind;
+
+struct StepRef {
+  std::uint32_t program;
+  std::uint32_t index;
+};
+
+struct Slot {
+  Step step;
+  Picoseconds start = 0;
+  bool done = false;
+};
+
+// One (rank, channel) program: the steps pulled from its stream and not yet retired.
+struct Program {
+  coll::StepStream stream;
+  std::deque<Slot> window;    // window[i] is step base + i
+  std::uint32_t base = 0;     // every step before base is done
+  std::uint32_t next_start = 0;
+  bool exhausted = false;
+  std::int32_t rank = 0;
+  std::uint16_t channel = 0;
+};
+
+struct Transfer {
+  StepRef send;
+  StepRef recv;
+  std::uint64_t bytes;
+  const topo::Path* path;
+};
+
+struct MatchQueue {
+  std::deque<StepRef> sends;
+  std::deque<StepRef> receives;
+};
+
+enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done };
+struct Event {
+  EventKind kind;
+  std::uint32_t a;  // program (local_done) or transfer id
+  std::uint32_t b;  // step index (local_done)
+};
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
+  return static_cast<Picoseconds>(std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+}
+
+class AnalyticRun {
+public:
+  AnalyticRun(const topo::Topology& topology, topo::Router& router,
+              const coll::Schedule& schedule, const AnalyticOptions& options)
+      : topology_(topology), router_(router), schedule_(schedule), options_(options),
+        flows_(topology) {
+    const int ranks = schedule.ranks();
+    if (static_cast<std::size_t>(ranks) > topology.gpus().size())
+      throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
+                                       std::to_string(topology.gpus().size()) + " GPUs");
+    rates_.reserve(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      const topo::Vertex& gpu = topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]);
+      GpuRates rates = gpu_rates(topology.node(gpu.node).gpu_model);
+      if (options.reduce_bytes_per_second > 0) rates.reduce_bytes_per_second = options.reduce_bytes_per_second;
+      if (options.copy_bytes_per_second > 0) rates.copy_bytes_per_second = options.copy_bytes_per_second;
+      rates_.push_back(rates);
+    }
+    const int channels = schedule.channels();
+    programs_.resize(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels));
+    for (int r = 0; r < ranks; ++r)
+      for (int c = 0; c < channels; ++c) {
+        Program& program = programs_[static_cast<std::size_t>(r * channels + c)];
+        program.stream = schedule.program(r, c);
+        program.rank = r;
+        program.channel = static_cast<std::uint16_t>(c);
+      }
+  }
+
+  CollectiveTiming run() {
+    for (std::uint32_t p = 0; p < programs_.size(); ++p) start_ready(p);
+    constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
+    std::vector<std::uint64_t> finished;
+    while (true) {
+      flows_.update_rates(now_);
+      const Picoseconds next_event = events_.empty() ? kNever : events_.next_time();
+      const Picoseconds next = std::min(next_event, flows_.next_completion());
+      if (next == kNever) break;
+      now_ = next;
+      finished.clear();
+      flows_.collect_finished(now_, finished);
+      for (std::uint64_t transfer : finished) on_arrival(static_cast<std::uint32_t>(transfer));
+      while (!events_.empty() && events_.next_time() == now_) handle(events_.pop());
+    }
+    check_finished();
+    result_.time = last_completion_;
+    result_.peak_flows_per_link = flows_.peak_flows_per_link();
+    return std::move(result_);
+  }
+
+private:
+  Slot& slot(StepRef ref) {
+    Program& program = programs_[ref.program];
+    return program.window[ref.index - program.base];
+  }
+
+  // Starts steps of program p in order while their dependencies are done (rule 1 of step.hpp).
+  void start_ready(std::uint32_t p) {
+    Program& program = programs_[p];
+    while (true) {
+      const std::uint32_t index = program.next_start;
+      while (program.base + program.window.size() <= index) {
+        Step step;
+        if (!program.stream.next(step)) {
+          program.exhausted = true;
+          return;
+        }
+        program.window.push_back(Slot{step});
+        ++result_.steps;
+      }
+      Slot& next = program.window[index - program.base];
+      for (std::uint8_t d = 0; d < next.step.dep_count; ++d) {
+        const std::uint32_t dep = next.step.deps[d];
+        if (dep >= program.base && !program.window[dep - program.base].done) return;
+      }
+      next.start = now_;
+      ++program.next_start;
+      begin(next.step, StepRef{p, index}, program.rank);
+    }
+  }
+
+  static std::uint64_t match_key(std::int32_t src, std::int32_t dst, std::uint16_t channel) {
+    return (static_cast<std::uint64_t>(src) << 40) | (static_cast<std::uint64_t>(dst) << 16) | channel;
+  }
+
+  void begin(const Step& step, StepRef ref, std::int32_t rank) {
+    if (step.is_send()) {
+      MatchQueue& queue = matches_[match_key(rank, step.peer, step.channel)];
+      if (queue.receives.empty()) {
+        queue.sends.push_back(ref);
+      } else {
+        const StepRef receive = queue.receives.front();
+        queue.receives.pop_front();
+        start_transfer(ref, receive);
+      }
+    } else if (step.is_receive()) {
+      MatchQueue& queue = matches_[match_key(step.peer, rank, step.channel)];
+      if (queue.sends.empty()) {
+        queue.receives.push_back(ref);
+      } else {
+        const StepRef send = queue.sends.front();
+        queue.sends.pop_front();
+        start_transfer(send, ref);
+      }
+    } else {
+      const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
+      double rate = rates.codec_bytes_per_second;
+      if (step.kind == StepKind::reduce) rate = rates.reduce_bytes_per_second;
+      else if (step.kind == StepKind::copy || step.kind == StepKind::scale) rate = rates.copy_bytes_per_second;
+      events_.push(now_ + options_.per_step_overhead + duration(step.bytes, rate),
+                   Event{EventKind::local_done, ref.program, ref.index});
+    }
+  }
+
+  void start_transfer(StepRef send, StepRef receive) {
+    const Program& sender = programs_[send.program];
+    const Program& receiver = programs_[receive.program];
+    const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(sender.rank)];
+    const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver.rank)];
+    const std::vector<topo::Path>& paths = router_.paths(src, dst);
+    if (paths.empty())
+      throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
+                                       topology_.vertex(dst).name);
+    const std::uint64_t hash = mix(options_.seed ^ mix((static_cast<std::uint64_t>(sender.rank) << 32) ^
+                                                       (static_cast<std::uint64_t>(receiver.rank) << 8) ^
+                                                       sender.channel));
+    const topo::Path& path = paths[hash % paths.size()];
+    Picoseconds latency = options_.per_step_overhead;
+    for (topo::LinkId link : path) latency += topology_.link(link).latency;
+    // Transfer ids are recycled: memory follows the transfers in flight, not the total.
+    std::uint32_t id;
+    if (free_transfers_.empty()) {
+      id = static_cast<std::uint32_t>(transfers_.size());
+      transfers_.emplace_back();
+    } else {
+      id = free_transfers_.back();
+      free_transfers_.pop_back();
+    }
+    transfers_[id] = Transfer{send, receive, slot(send).step.bytes, &path};
+    ++result_.transfers;
+    result_.bytes_sent += slot(send).step.bytes;
+    events_.push(now_ + latency, Event{EventKind::latency_done, id, 0});
+  }
+
+  // The bytes of a transfer have all arrived: a plain receive is done; a recv_reduce now reduces.
+  void on_arrival(std::uint32_t id) {
+    const Transfer& transfer = transfers_[id];
+    const Step& receive = slot(transfer.recv).step;
+    if (receive.kind == StepKind::recv_reduce) {
+      const std::int32_t rank = programs_[transfer.recv.program].rank;
+      const double rate = rates_[static_cast<std::size_t>(rank)].reduce_bytes_per_second;
+      events_.push(now_ + duration(receive.bytes, rate), Event{EventKind::reduce_done, id, 0});
+      return;
+    }
+    finish_transfer(id);
+  }
+
+  void finish_transfer(std::uint32_t id) {
+    const Transfer transfer = transfers_[id];
+    free_transfers_.push_back(id);
+    complete(transfer.recv);
+    complete(transfer.send);
+  }
+
+  void handle(const Event& event) {
+    switch (event.kind) {
+    case EventKind::local_done: complete(StepRef{event.a, event.b}); break;
+    case EventKind::latency_done: {
+      const Transfer& transfer = transfers_[event.a];
+      flows_.start(*transfer.path, static_cast<double>(transfer.bytes), event.a, now_);
+      break;
+    }
+    case EventKind::reduce_done: finish_transfer(event.a); break;
+    }
+  }
+
+  void complete(StepRef ref) {
+    Program& program = programs_[ref.program];
+    Slot& done = slot(ref);
+    done.done = true;
+    last_completion_ = now_;
+    if (options_.record_steps)
+      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.step.kind,
+                                                  done.step.peer, done.step.bytes, done.start, now_});
+    while (!program.window.empty() && program.window.front().done) {
+      program.window.pop_front();
+      ++program.base;
+    }
+    start_ready(ref.program);
+  }
+
+  void check_finished() const {
+    for (const Program& program : programs_) {
+      if (program.exhausted && program.window.empty()) continue;
+      const std::uint32_t stuck = program.next_start;
+      std::string what = "schedule deadlocked: rank " + std::to_string(program.rank) + " channel " +
+                         std::to_string(program.channel) + " cannot finish step " +
+                         std::to_string(stuck);
+      if (stuck >= program.base && stuck - program.base < program.window.size()) {
+        const Step& step = program.window[stuck - program.base].step;
+        what += " (" + std::string(coll::to_string(step.kind)) + " peer " + std::to_string(step.peer) + ")";
+      }
+      throw std::logic_error(what);
+    }
+  }
+
+  const topo::Topology& topology_;
+  topo::Router& router_;
+  const coll::Schedule& schedule_;
+  const AnalyticOptions& options_;
+  FlowNetwork flows_;
+  EventQueue<Event> events_;
+  std::vector<GpuRates> rates_;
+  std::vector<Program> programs_;
+  std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> free_transfers_;
+  std::unordered_map<std::uint64_t, MatchQueue> matches_;
+  Picoseconds now_ = 0;
+  Picoseconds last_completion_ = 0;
+  CollectiveTiming result_;
+};
+
+} // namespace
+
+CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
+                                   const coll::Schedule& schedule, const AnalyticOptions& options) {
+  return AnalyticRun(topology, router, schedule, options).run();
+}
+
+} // namespace ddlsim::sim

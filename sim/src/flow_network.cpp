@@ -1,0 +1,161 @@
+#include "ddlsim/sim/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+
+namespace ddlsim::sim {
+namespace {
+
+constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
+using FinishEntry = std::pair<Picoseconds, FlowId>;
+constexpr auto kLaterFirst = std::greater<FinishEntry>{};
+
+} // namespace
+
+FlowNetwork::FlowNetwork(const topo::Topology& topology)
+    : topology_(topology), flows_on_link_(topology.link_count()),
+      link_mark_(topology.link_count(), 0), bytes_per_link_(topology.link_count(), 0.0),
+      link_capacity_left_(topology.link_count(), 0.0), link_unfrozen_(topology.link_count(), 0) {}
+
+FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+                          Picoseconds now) {
+  FlowId id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    id = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& flow = flows_[id];
+  flow = Flow{&path, bytes, 0.0, now, now, tag, true, 0, 0};
+  ++active_count_;
+  if (bytes <= 0 || path.empty()) {
+    // Nothing to share: it finishes at once.
+    finish_heap_.emplace_back(now, id);
+    std::push_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+    return id;
+  }
+  for (topo::LinkId link : path) {
+    flows_on_link_[link].push_back(id);
+    peak_flows_per_link_ = std::max(peak_flows_per_link_, flows_on_link_[link].size());
+    bytes_per_link_[link] += bytes;
+    dirty_links_.push_back(link);
+  }
+  flow.finish = kNever;
+  return id;
+}
+
+void FlowNetwork::settle(Flow& flow, Picoseconds now) {
+  if (now > flow.updated && flow.rate > 0) {
+    flow.remaining -= flow.rate * static_cast<double>(now - flow.updated) / 1e12;
+    if (flow.remaining < 0) flow.remaining = 0;
+  }
+  flow.updated = now;
+}
+
+void FlowNetwork::schedule_finish(FlowId id, Picoseconds now) {
+  Flow& flow = flows_[id];
+  const double seconds = flow.rate > 0 ? flow.remaining / flow.rate : 0.0;
+  flow.finish = now + static_cast<Picoseconds>(std::llround(seconds * 1e12));
+  finish_heap_.emplace_back(flow.finish, id);
+  std::push_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+}
+
+void FlowNetwork::update_rates(Picoseconds now) {
+  if (dirty_links_.empty()) return;
+  ++epoch_;
+  for (topo::LinkId link : dirty_links_)
+    if (link_mark_[link] != epoch_) recompute_component(link, now);
+  dirty_links_.clear();
+}
+
+void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
+  // 1. The component: links and flows reachable from `seed` through shared links.
+  component_links_.clear();
+  component_flows_.clear();
+  component_links_.push_back(seed);
+  link_mark_[seed] = epoch_;
+  for (std::size_t i = 0; i < component_links_.size(); ++i) {
+    for (FlowId id : flows_on_link_[component_links_[i]]) {
+      Flow& flow = flows_[id];
+      if (flow.mark == epoch_) continue;
+      flow.mark = epoch_;
+      component_flows_.push_back(id);
+      for (topo::LinkId link : *flow.path) {
+        if (link_mark_[link] == epoch_) continue;
+        link_mark_[link] = epoch_;
+        component_links_.push_back(link);
+      }
+    }
+  }
+  // 2. Bring every flow's remaining bytes up to now at its old rate.
+  for (FlowId id : component_flows_) settle(flows_[id], now);
+
+  // 3. Progressive filling: repeatedly saturate the link with the smallest fair share and freeze
+  //    its flows at that share. A link's share only grows as other flows freeze, so a lazy heap
+  //    of (share, link) is exact: a popped entry whose share has grown is pushed back.
+  using ShareEntry = std::pair<double, topo::LinkId>;
+  std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<ShareEntry>> shares;
+  for (topo::LinkId link : component_links_) {
+    link_capacity_left_[link] = topology_.link(link).bandwidth_bytes_per_second;
+    link_unfrozen_[link] = static_cast<std::uint32_t>(flows_on_link_[link].size());
+    if (link_unfrozen_[link] > 0) shares.emplace(link_capacity_left_[link] / link_unfrozen_[link], link);
+  }
+  while (!shares.empty()) {
+    const auto [share, link] = shares.top();
+    shares.pop();
+    if (link_unfrozen_[link] == 0) continue;
+    const double current = std::max(0.0, link_capacity_left_[link]) / link_unfrozen_[link];
+    if (current > share) {
+      shares.emplace(current, link);
+      continue;
+    }
+    for (FlowId id : flows_on_link_[link]) {
+      Flow& flow = flows_[id];
+      if (flow.frozen_mark == epoch_) continue;
+      flow.frozen_mark = epoch_;
+      const double old_rate = flow.rate;
+      flow.rate = current;
+      for (topo::LinkId on_path : *flow.path) {
+        link_capacity_left_[on_path] -= current;
+        --link_unfrozen_[on_path];
+      }
+      if (flow.rate != old_rate || flow.finish == kNever) schedule_finish(id, now);
+    }
+  }
+}
+
+Picoseconds FlowNetwork::next_completion() const {
+  // Stale entries (a flow whose rate changed) may sit on top; they only make the engine look
+  // early, and collect_finished discards them.
+  return finish_heap_.empty() ? kNever : finish_heap_.front().first;
+}
+
+void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& finished) {
+  while (!finish_heap_.empty() && finish_heap_.front().first <= now) {
+    std::pop_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+    const auto [when, id] = finish_heap_.back();
+    finish_heap_.pop_back();
+    Flow& flow = flows_[id];
+    if (!flow.active || flow.finish != when) continue;  // stale entry
+    flow.active = false;
+    --active_count_;
+    for (topo::LinkId link : *flow.path) {
+      auto& on_link = flows_on_link_[link];
+      if (on_link.empty()) continue;  // zero-byte flows were never placed on links
+      auto it = std::find(on_link.begin(), on_link.end(), id);
+      if (it == on_link.end()) continue;
+      *it = on_link.back();
+      on_link.pop_back();
+      dirty_links_.push_back(link);
+    }
+    free_ids_.push_back(id);
+    finished.push_back(flow.tag);
+  }
+}
+
+} // namespace ddlsim::sim
