@@ -9,5 +9,6 @@ namespace ddlsim::cli {
 void add_check_command(CLI::App& app);
 void add_topo_command(CLI::App& app);
 void add_presets_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 } // namespace ddlsim::cli

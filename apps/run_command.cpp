@@ -1,0 +1,124 @@
+// `ddlsim run SCENARIO`: simulate the scenario's workload and print the nccl-tests-style table.
+#include "commands.hpp"
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/auto_select.hpp"
+#include "ddlsim/sim/report.hpp"
+#include "ddlsim/sim/trace.hpp"
+#include "ddlsim/topologies/builders.hpp"
+
+#include <fstream>
+#include <iostream>
+
+namespace ddlsim::cli {
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string json;
+  std::string trace;
+  std::string algorithm;
+  std::int64_t seed = -1;
+};
+
+coll::CollectiveCall make_call(const CollectiveWorkload& w, const topo::Topology& topology,
+                               std::uint64_t bytes) {
+  coll::CollectiveCall call;
+  call.op = w.op;
+  call.ranks = w.ranks;
+  call.bytes = bytes;
+  call.dtype = w.dtype;
+  call.reduction = w.reduction;
+  call.root = w.root;
+  call.algorithm = w.algorithm;
+  call.params = w.params;
+  for (int r = 0; r < w.ranks; ++r)
+    call.node_of_rank.push_back(topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]).node);
+  return call;
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, "cannot open the output file for writing");
+  write(out);
+  if (!out) throw InputError(path, "writing the output file failed (disk full?)");
+}
+
+void run(const RunOptions& options) {
+  Scenario scenario = load_scenario_file(options.scenario);
+  if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
+  CollectiveWorkload& workload = scenario.workload.collective;
+  if (!options.algorithm.empty()) workload.algorithm = options.algorithm;
+  const std::string json_path = options.json.empty() ? scenario.output.json_path : options.json;
+  const std::string trace_path = options.trace.empty() ? scenario.output.trace_path : options.trace;
+
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  sim::AnalyticOptions engine;
+  engine.per_step_overhead = scenario.engine.per_step_overhead;
+  engine.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
+  engine.seed = scenario.seed;
+  engine.record_steps = !trace_path.empty();
+
+  sim::CollectiveReport report{scenario.name.empty() ? options.scenario : scenario.name,
+                               scenario.engine.type, workload.op, workload.ranks, scenario.seed, {}};
+  std::vector<std::vector<sim::StepRecord>> traces;
+  std::vector<sim::TraceSection> sections;
+  for (std::uint64_t bytes : workload.sizes) {
+    coll::CollectiveCall call = make_call(workload, topology, bytes);
+    sim::CollectiveRow row;
+    if (call.algorithm == "auto") {
+      sim::AnalyticOptions quiet = engine;
+      quiet.record_steps = false;
+      const sim::AlgorithmChoice choice = sim::choose_algorithm(topology, router, call, quiet);
+      call.algorithm = choice.algorithm;
+      row.why = choice.reason;
+    }
+    sim::CollectiveTiming timing =
+        sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine);
+    row.bytes = bytes;
+    row.count = call.elements();
+    row.dtype = call.dtype;
+    row.reduction = call.reduction;
+    row.algorithm = call.algorithm;
+    row.time = timing.time;
+    row.steps = timing.steps;
+    row.transfers = timing.transfers;
+    row.bytes_sent = timing.bytes_sent;
+    row.peak_flows_per_link = timing.peak_flows_per_link;
+    report.rows.push_back(row);
+    if (engine.record_steps) traces.push_back(std::move(timing.steps_recorded));
+  }
+  sim::print_table(report, std::cout);
+  if (!json_path.empty()) {
+    write_file(json_path, [&](std::ostream& out) { out << sim::to_json(report).dump(2) << "\n"; });
+    std::cout << "# wrote " << json_path << "\n";
+  }
+  if (!trace_path.empty()) {
+    for (std::size_t i = 0; i < traces.size(); ++i)
+      sections.push_back({std::string(coll::to_string(workload.op)) + " " +
+                              format_bytes(report.rows[i].bytes) + " " + report.rows[i].algorithm,
+                          &traces[i]});
+    write_file(trace_path, [&](std::ostream& out) { sim::write_chrome_trace(sections, out); });
+    std::cout << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
+  }
+}
+
+} // namespace
+
+void add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Simulate a scenario and print the nccl-tests-style table (size, count, type, redop, "
+             "time, algbw, busbw) for each size of its collective workload");
+  cmd->add_option("scenario", options->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--json", options->json, "Write the machine-readable report to FILE");
+  cmd->add_option("--trace", options->trace, "Write a Chrome/Perfetto trace (one track per rank) to FILE");
+  cmd->add_option("--algorithm", options->algorithm, "Override workload.algorithm (a name or auto)");
+  cmd->add_option("--seed", options->seed, "Override the scenario's seed")->check(CLI::NonNegativeNumber);
+  cmd->callback([options] { run(*options); });
+}
+
+} // namespace ddlsim::cli

@@ -1,0 +1,43 @@
+#include "ddlsim/sim/trace.hpp"
+
+#include "ddlsim/core/json_reader.hpp"
+
+#include <cstdio>
+
+namespace ddlsim::sim {
+namespace {
+
+std::string microseconds(Picoseconds ps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", ps_to_us(ps));
+  return buf;
+}
+
+} // namespace
+
+void write_chrome_trace(const std::vector<TraceSection>& sections, std::ostream& out) {
+  // Written by hand, event by event, so a large trace never sits in memory as a JSON tree.
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  bool first = true;
+  auto separator = [&] {
+    if (!first) out << ",\n";
+    first = false;
+  };
+  for (std::size_t s = 0; s < sections.size(); ++s) {
+    separator();
+    out << R"({"ph":"M","name":"process_name","pid":)" << s << R"(,"args":{"name":)"
+        << Json(sections[s].name).dump() << "}}";
+    for (const StepRecord& step : *sections[s].steps) {
+      separator();
+      std::string name(coll::to_string(step.kind));
+      if (step.peer >= 0) name += (step.kind == coll::StepKind::send ? " to " : " from ") + std::to_string(step.peer);
+      out << R"({"ph":"X","pid":)" << s << R"(,"tid":)" << step.rank * 1000 + step.channel
+          << R"(,"name":")" << name << R"(","ts":)" << microseconds(step.start)
+          << R"(,"dur":)" << microseconds(step.end - step.start) << R"(,"args":{"bytes":)"
+          << step.bytes << ",\"rank\":" << step.rank << ",\"channel\":" << step.channel << "}}";
+    }
+  }
+  out << "\n]}\n";
+}
+
+} // namespace ddlsim::sim
