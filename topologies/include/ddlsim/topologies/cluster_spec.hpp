@@ -14,11 +14,18 @@ namespace ddlsim::topo {
 
 // How the GPUs inside one server are connected.
 enum class IntraNode : std::uint8_t {
-  nvlink_hybrid_cube_mesh,  // DGX-1: 8 GPUs, each with direct NVLinks to 4..6 others
-  nvswitch,                 // DGX-A100/H100: every GPU has one fat link to an NVSwitch plane
-  nvlink_pairs,             // cloud V100 boxes without NVSwitch: same cube mesh as DGX-1 (8 GPUs)
-  pcie_only,                // GPUs talk through PCIe switches and the CPU root complex
+  nvlink_hybrid_cube_mesh, // DGX-1: 8 GPUs, each with direct NVLinks to 4..6 others
+  nvswitch,                // DGX-A100/H100: every GPU has one fat link to an NVSwitch plane
+  nvlink_pairs,            // cloud V100 boxes without NVSwitch: same cube mesh as DGX-1 (8 GPUs)
+  pcie_only,               // GPUs talk through PCIe switches and the CPU root complex
 };
+
+// Latencies a NodeSpec gets when neither a preset nor the scenario gives one (per link, one
+// way; presets.cpp explains the figures).
+inline constexpr Picoseconds kDefaultNvlinkLatency = 600 * kPsPerNs;
+inline constexpr Picoseconds kDefaultPcieLatency = 250 * kPsPerNs;
+inline constexpr Picoseconds kDefaultNicLatency = 1 * kPsPerUs;
+inline constexpr Picoseconds kDefaultFabricLatency = 500 * kPsPerNs;
 
 // One kind of server. All bandwidths are per direction.
 struct NodeSpec {
@@ -26,15 +33,20 @@ struct NodeSpec {
   std::string gpu_model;
   int gpus = 1;
   IntraNode intra = IntraNode::pcie_only;
-  double nvlink_bytes_per_second = 0;  // per NVLink link (mesh) or per GPU to the NVSwitch plane
-  int nvlinks_per_pair = 1;            // mesh: parallel links between an adjacent GPU pair
-  Picoseconds nvlink_latency = 0;
-  int pcie_switches = 1;               // GPUs and NICs are spread evenly over them
-  double pcie_bytes_per_second = 0;    // per PCIe x16 link
-  Picoseconds pcie_latency = 0;
+  // Mesh: per NVLink link. NVSwitch: per GPU to the switch plane (all its NVLinks together).
+  double nvlink_bytes_per_second = 0;
+  // Mesh only: NVLinks joining each "doubled" GPU pair of the hybrid cube-mesh (the other
+  // adjacent pairs always have one). 2 = DGX-1 V100 (6 NVLinks per GPU), 1 = DGX-1 P100 (4).
+  // Parallel NVLinks are one link of the summed bandwidth (the hardware stripes over them).
+  int nvlinks_per_pair = 1;
+  Picoseconds nvlink_latency = kDefaultNvlinkLatency;
+  int pcie_switches = 1;            // GPUs and NICs are spread evenly over them; 0 = all on
+                                    // the CPU root complex
+  double pcie_bytes_per_second = 0; // per PCIe x16 link
+  Picoseconds pcie_latency = kDefaultPcieLatency;
   int nics = 1;
-  double nic_bytes_per_second = 0;     // per NIC
-  Picoseconds nic_latency = 0;         // NIC to its switch, including the NIC's own pipeline
+  double nic_bytes_per_second = 0;              // per NIC
+  Picoseconds nic_latency = kDefaultNicLatency; // NIC to its switch, incl. the NIC's pipeline
 };
 
 struct NodeGroup {
@@ -43,36 +55,55 @@ struct NodeGroup {
 };
 
 enum class FabricType : std::uint8_t {
-  single_switch, leaf_spine, fat_tree, torus2d, torus3d, ring, rail_optimized, custom
+  single_switch,
+  leaf_spine,
+  fat_tree,
+  torus2d,
+  torus3d,
+  ring,
+  rail_optimized,
+  custom
 };
 
 struct CustomVertex {
   std::string name;
   int tier = 0;
 };
+// A link of a custom fabric. Unset values come from the NIC when one end is a NIC (then it is a
+// LinkClass::nic link), else from the FabricSpec.
 struct CustomLink {
-  std::string from;  // a custom vertex name or a node vertex name such as "node0/nic0"
+  std::string from; // a custom vertex name or a node's NIC such as "node0/nic0"
   std::string to;
-  double bytes_per_second = 0;
-  Picoseconds latency = 0;
-  std::uint64_t buffer_bytes = 0;
+  double bytes_per_second = 0; // 0 = unset
+  std::optional<Picoseconds> latency;
+  std::uint64_t buffer_bytes = 0; // 0 = unset
 };
 
-// How nodes are joined. Fields not used by `type` keep their defaults.
+// How nodes are joined. Fields not used by `type` keep their defaults. NIC-to-switch links
+// always run at the NIC's own rate and latency.
 struct FabricSpec {
   FabricType type = FabricType::single_switch;
-  double link_bytes_per_second = 0;  // switch-to-switch links; 0 = the fastest NIC's rate
-  Picoseconds link_latency = 0;
-  std::uint64_t buffer_bytes = 0;    // per switch egress port; 0 = engine default
-  // leaf_spine
-  int leaves = 0;                    // 0 = as few as hold all NICs at nics_per_leaf
+  // Switch-to-switch links; 0 = the fastest NIC's rate (leaf_spine and rail_optimized: see
+  // oversubscription).
+  double link_bytes_per_second = 0;
+  // Switch-to-switch links (cable + switch traversal). single_switch has none: there half of
+  // it is added to every NIC-to-switch link, so a NIC-to-NIC path pays it once.
+  Picoseconds link_latency = kDefaultFabricLatency;
+  std::uint64_t buffer_bytes = 0; // per switch egress port; 0 = engine default
+  // leaf_spine (and rail_optimized, whose rails are its leaves)
+  int leaves = 0; // 0 = as few as hold all NICs at nics_per_leaf
   int spines = 0;
-  int links_per_pair = 1;            // parallel links between each leaf and each spine
-  int nics_per_leaf = 0;             // 0 = NICs spread evenly over the leaves
-  double oversubscription = 0;       // >0: uplink bandwidth = downlink / oversubscription
+  int links_per_pair = 0; // parallel links per leaf-spine pair; 0 = 1, or derived
+  int nics_per_leaf = 0;  // 0 = NICs spread evenly (contiguously) over the leaves
+  // Downlink bandwidth / uplink bandwidth of a leaf, where downlink = the largest sum of NIC
+  // rates on one leaf. 0 = non-blocking (1) unless link_bytes_per_second is given. With only
+  // oversubscription, each uplink runs at downlink / (oversubscription x spines x links);
+  // with link_bytes_per_second too, the links per pair are derived instead:
+  // ceil(downlink / (oversubscription x spines x link rate)), a ratio at most the one asked.
+  double oversubscription = 0;
   // fat_tree
   int k = 0;
-  // torus2d / torus3d / ring: one switch per node position
+  // torus2d / torus3d / ring: one switch per node position (ring: dims = {nodes})
   std::vector<int> dims;
   // rail_optimized: one rail switch per NIC index; spines join the rails (0 = isolated rails)
   int rail_spines = 0;
@@ -84,6 +115,9 @@ struct FabricSpec {
 struct ClusterSpec {
   std::vector<NodeGroup> node_groups;
   FabricSpec fabric;
+  // JSON pointer of the section this came from: build errors name paths under it, with node
+  // groups, custom vertices and links by index (e.g. "/topology/fabric/links/3/to").
+  std::string json_path = "/topology";
 };
 
 } // namespace ddlsim::topo

@@ -7,6 +7,12 @@
 // or ends in that node (servers do not forward for others).
 //
 // Not thread-safe (the cache is mutated on lookup): one Router per simulation.
+//
+// Algorithm: Dijkstra from src over the vertices the transit rules allow, stopping once dst is
+// settled (link costs are positive, so every predecessor on a least-cost path is settled by
+// then); a backward sweep over tight links marks the vertices on least-cost paths, and a
+// depth-first walk from src over marked vertices, out-links in id order, lists the paths in
+// lexicographic order. Scratch arrays are sized once and only touched entries are reset.
 #pragma once
 
 #include "ddlsim/topologies/topology.hpp"
@@ -33,11 +39,24 @@ public:
   static std::int64_t link_cost(const Link& link);
 
   std::size_t cached_pairs() const { return cache_.size(); }
+  // Drops every cached path set (e.g. between the phases of a long analysis).
+  void clear_cache() { cache_.clear(); }
 
 private:
+  std::vector<Path> compute(VertexId src, VertexId dst);
+  bool may_use(VertexId v, VertexId dst, std::int32_t src_node, std::int32_t dst_node) const;
+  void enumerate(VertexId src, VertexId dst, std::vector<Path>& out);
+
   const Topology& topology_;
   std::size_t max_paths_;
   std::unordered_map<std::uint64_t, std::vector<Path>> cache_;
+  // Per-link cost, and per-query scratch sized to the vertex count.
+  std::vector<std::int64_t> cost_;
+  std::vector<std::int64_t> dist_;    // INT64_MAX when untouched
+  std::vector<std::uint8_t> on_path_; // 1 = on some least-cost src->dst path
+  std::vector<VertexId> touched_;
+  std::vector<std::pair<std::int64_t, VertexId>> heap_;
+  std::vector<VertexId> stack_;
 };
 
 } // namespace ddlsim::topo

@@ -13,8 +13,14 @@ ClusterSpec parse_cluster_spec(const JsonValue& section);
 // Upper bounds that keep a typo from asking for an absurd machine.
 inline constexpr int kMaxGpusPerNode = 64;
 inline constexpr int kMaxNicsPerNode = 64;
+inline constexpr int kMaxPcieSwitchesPerNode = 64;
+inline constexpr int kMaxNvlinksPerPair = 4;
 inline constexpr long kMaxTotalGpus = 1 << 20;
-inline constexpr double kMaxBandwidthGbps = 1.0e6;  // 1 Pb/s per link
-inline constexpr double kMaxLatencyNs = 1.0e9;      // 1 s per hop
+inline constexpr double kMaxBandwidthGbps = 1.0e6;                       // 1 Pb/s per link
+inline constexpr double kMaxLatencyNs = 1.0e9;                           // 1 s per hop
+inline constexpr std::uint64_t kMaxBufferBytes = std::uint64_t{1} << 40; // 1 TiB per port
+inline constexpr int kMaxSwitchesPerTier = 1 << 16; // leaves, spines, rail spines
+inline constexpr int kMaxFatTreeK = 64;             // 65,536 host ports, 5,120 switches
+inline constexpr long kMaxFabricLinks = 1L << 22;   // duplex switch-to-switch links in all
 
 } // namespace ddlsim::topo

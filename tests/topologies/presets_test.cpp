@@ -1,0 +1,153 @@
+// Node presets: the numbers from the datasheets end up on the right links.
+#include "topology_test_util.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace ddlsim;
+using namespace ddlsim::topo;
+using namespace ddlsim::topo::test;
+
+namespace {
+
+Topology one_node(const std::string& preset) {
+  return build_topology(cluster(preset, 1));
+}
+
+// The GPUs a GPU has an NVLink to, with the bandwidth of that link.
+std::map<int, double> nvlink_peers(const Topology& t, int node, int gpu) {
+  std::map<int, double> peers;
+  const VertexId v = t.node(node).gpus[static_cast<std::size_t>(gpu)];
+  for (const Link* link : out_links_of_class(t, v, LinkClass::nvlink))
+    if (t.vertex(link->dst).kind == VertexKind::gpu)
+      peers[t.vertex(link->dst).local] = link->bandwidth_bytes_per_second;
+  return peers;
+}
+
+} // namespace
+
+TEST_CASE("the six node presets exist - sorted") {
+  CHECK(node_preset_names() == std::vector<std::string>{"cloud-8xv100-25g", "dgx-a100", "dgx-h100",
+                                                        "dgx1-v100", "pcie-8gpu-10g",
+                                                        "single-gpu-host"});
+  CHECK_FALSE(find_node_preset("dgx-a1000"));
+  for (const std::string& name : node_preset_names()) {
+    INFO(name);
+    const NodeSpec spec = *find_node_preset(name);
+    CHECK(spec.preset == name);
+    CHECK_FALSE(spec.gpu_model.empty());
+    CHECK_NOTHROW(one_node(name));
+  }
+}
+
+TEST_CASE("dgx-a100: every GPU has one 300 GB/s link to the NVSwitch plane - 8x200 Gb/s NICs") {
+  const Topology t = one_node("dgx-a100");
+  const VertexId plane = vertex(t, "node0/nvswitch");
+  REQUIRE(t.node(0).gpus.size() == 8);
+  for (VertexId gpu : t.node(0).gpus) {
+    const auto nvlinks = out_links_of_class(t, gpu, LinkClass::nvlink);
+    REQUIRE(nvlinks.size() == 1);
+    CHECK(nvlinks[0]->dst == plane);
+    CHECK(nvlinks[0]->bandwidth_bytes_per_second == 300e9);
+    CHECK(links_between(t, plane, gpu).at(0)->bandwidth_bytes_per_second == 300e9);
+  }
+  REQUIRE(t.node(0).nics.size() == 8);
+  for (VertexId nic : t.node(0).nics)
+    CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
+          gbps_to_bytes_per_second(200));
+  CHECK(count_kind(t, VertexKind::pcie_switch) == 4);
+  // 2 GPUs and 2 NICs under each PCIe gen4 switch.
+  for (int j = 0; j < 4; ++j) {
+    const VertexId sw = vertex(t, "node0/pcie" + std::to_string(j));
+    int gpus = 0, nics = 0;
+    for (LinkId l : t.out_links(sw)) {
+      const Vertex& peer = t.vertex(t.link(l).dst);
+      gpus += peer.kind == VertexKind::gpu;
+      nics += peer.kind == VertexKind::nic;
+      CHECK(t.link(l).bandwidth_bytes_per_second == 31.5e9);
+    }
+    CHECK(gpus == 2);
+    CHECK(nics == 2);
+  }
+}
+
+TEST_CASE("dgx-h100: 450 GB/s per GPU to the NVSwitch plane - 8x400 Gb/s NICs - PCIe gen5") {
+  const Topology t = one_node("dgx-h100");
+  for (VertexId gpu : t.node(0).gpus) {
+    CHECK(out_links_of_class(t, gpu, LinkClass::nvlink).at(0)->bandwidth_bytes_per_second == 450e9);
+    CHECK(out_links_of_class(t, gpu, LinkClass::pcie).at(0)->bandwidth_bytes_per_second == 63e9);
+  }
+  for (VertexId nic : t.node(0).nics)
+    CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second == 50e9);
+}
+
+TEST_CASE("dgx1-v100: the hybrid cube-mesh adjacency with 25 GB/s NVLinks - some pairs doubled") {
+  const Topology t = one_node("dgx1-v100");
+  // nvidia-smi topo -m on a DGX-1V: 1 = NV1, 2 = NV2, 0 = no NVLink.
+  const int expected[8][8] = {
+      {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},
+      {2, 1, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1},
+      {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0},
+  };
+  for (int g = 0; g < 8; ++g) {
+    INFO("GPU " << g);
+    const auto peers = nvlink_peers(t, 0, g);
+    CHECK(peers.size() == 4); // 4 NVLink neighbours
+    double total = 0;
+    for (int p = 0; p < 8; ++p) {
+      const auto it = peers.find(p);
+      CHECK((it == peers.end() ? 0.0 : it->second) == expected[g][p] * 25e9);
+      if (it != peers.end()) total += it->second;
+    }
+    CHECK(total == 6 * 25e9); // 6 NVLinks of 25 GB/s per direction
+  }
+  CHECK(t.node(0).nics.size() == 4);
+  CHECK(
+      out_links_of_class(t, t.node(0).nics[0], LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
+      gbps_to_bytes_per_second(100));
+  CHECK(
+      out_links_of_class(t, t.node(0).gpus[0], LinkClass::pcie).at(0)->bandwidth_bytes_per_second ==
+      15.75e9);
+}
+
+TEST_CASE("cloud-8xv100-25g: the DGX-1 NVLink mesh but one shared 25 Gb/s NIC") {
+  const Topology cloud = one_node("cloud-8xv100-25g");
+  const Topology dgx1 = one_node("dgx1-v100");
+  for (int g = 0; g < 8; ++g) CHECK(nvlink_peers(cloud, 0, g) == nvlink_peers(dgx1, 0, g));
+  REQUIRE(cloud.node(0).nics.size() == 1);
+  const auto nic = out_links_of_class(cloud, cloud.node(0).nics[0], LinkClass::nic);
+  REQUIRE(nic.size() == 1);
+  CHECK(nic[0]->bandwidth_bytes_per_second == gbps_to_bytes_per_second(25));
+}
+
+TEST_CASE("pcie-8gpu-10g and single-gpu-host have no NVLink") {
+  const Topology pcie = one_node("pcie-8gpu-10g");
+  for (const Link& link : pcie.links()) CHECK(link.link_class != LinkClass::nvlink);
+  CHECK(pcie.node(0).gpus.size() == 8);
+  CHECK(pcie.node(0).nics.size() == 1);
+  CHECK(count_kind(pcie, VertexKind::pcie_switch) == 4);
+  CHECK(out_links_of_class(pcie, pcie.node(0).nics[0], LinkClass::nic)
+            .at(0)
+            ->bandwidth_bytes_per_second == gbps_to_bytes_per_second(10));
+
+  const Topology single = one_node("single-gpu-host");
+  CHECK(single.gpus().size() == 1);
+  CHECK(single.node(0).nics.size() == 1);
+  CHECK(count_kind(single, VertexKind::pcie_switch) == 0);
+  // GPU and NIC sit on the CPU's root ports.
+  CHECK(links_between(single, single.gpus()[0], vertex(single, "node0/cpu")).size() == 1);
+}
+
+TEST_CASE("vertex names follow node<i>/<kind><j>") {
+  const Topology t = build_topology(cluster("dgx-a100", 2));
+  for (const char* name :
+       {"node0/cpu", "node1/gpu7", "node1/nic0", "node0/pcie3", "node1/nvswitch"})
+    CHECK(t.find(name) != kNoVertex);
+  const Vertex& gpu = t.vertex(vertex(t, "node1/gpu5"));
+  CHECK(gpu.kind == VertexKind::gpu);
+  CHECK(gpu.node == 1);
+  CHECK(gpu.local == 5);
+  std::set<std::string> names;
+  for (const Vertex& v : t.vertices()) CHECK(names.insert(v.name).second);
+}

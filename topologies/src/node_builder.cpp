@@ -1,0 +1,155 @@
+// One server's vertices and links.
+//
+// Layout: one host vertex (the CPU root complex; dual-socket servers are one host, their
+// inter-socket link is not modelled), `pcie_switches` PCIe switches below it, GPUs and NICs
+// spread evenly (in contiguous blocks) over the switches, or on the host when there are none.
+// GPUs talk to each other through:
+// - a hybrid cube-mesh (DGX-1 and the cloud boxes built like it): one NVLink link per
+//   adjacent pair, doubled pairs at nvlinks_per_pair x the per-link bandwidth;
+// - an NVSwitch plane: the 6 (A100) or 4 (H100) NVSwitch chips are one "nvswitch" vertex with
+//   one link per GPU at the GPU's full NVLink bandwidth. Every GPU has equal links to every
+//   chip, so the plane is non-blocking and the aggregation loses nothing but the chips'
+//   individual queues;
+// - or only PCIe.
+#include "node_builder.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/topologies/spec_parser.hpp"
+
+#include <array>
+
+namespace ddlsim::topo::detail {
+namespace {
+
+// The DGX-1V NVLink matrix (nvidia-smi topo -m): NV2 pairs are "doubled", NV1 pairs single,
+// the rest (SYS) have no NVLink. Each GPU has 4 NVLink neighbours and 6 NVLinks in all.
+struct MeshPair {
+  int a, b;
+  bool doubled;
+};
+constexpr std::array<MeshPair, 16> kCubeMesh{{
+    {0, 1, false},
+    {0, 2, false},
+    {0, 3, true},
+    {0, 4, true},
+    {1, 2, true},
+    {1, 3, false},
+    {1, 5, true},
+    {2, 3, true},
+    {2, 6, false},
+    {3, 7, false},
+    {4, 5, false},
+    {4, 6, false},
+    {4, 7, true},
+    {5, 6, true},
+    {5, 7, false},
+    {6, 7, true},
+}};
+constexpr int kCubeMeshGpus = 8;
+
+bool is_mesh(IntraNode intra) {
+  return intra == IntraNode::nvlink_hybrid_cube_mesh || intra == IntraNode::nvlink_pairs;
+}
+
+void require_range(long value, long min, long max, const std::string& where, const char* key) {
+  if (value < min || value > max)
+    throw InputError(where + "/" + key, "expected an integer from " + std::to_string(min) + " to " +
+                                            std::to_string(max) + ", found " +
+                                            std::to_string(value));
+}
+
+void require_bandwidth(double bytes_per_second, const std::string& where, const char* key,
+                       const char* why) {
+  if (!(bytes_per_second > 0) || bytes_per_second > gbps_to_bytes_per_second(kMaxBandwidthGbps))
+    throw InputError(where + "/" + key, std::string("needs a bandwidth greater than 0 ") + why);
+}
+
+void require_latency(Picoseconds latency, const std::string& where, const char* key) {
+  if (latency < 0 || latency > ns_to_ps(kMaxLatencyNs))
+    throw InputError(where + "/" + key, "latency out of range");
+}
+
+std::string name_in(int node, const char* kind, int index = -1) {
+  std::string name = "node" + std::to_string(node) + "/" + kind;
+  if (index >= 0) name += std::to_string(index);
+  return name;
+}
+
+} // namespace
+
+void check_node_spec(const NodeSpec& spec, const std::string& where) {
+  require_range(spec.gpus, 1, kMaxGpusPerNode, where, "gpus");
+  require_range(spec.nics, 0, kMaxNicsPerNode, where, "nics");
+  require_range(spec.pcie_switches, 0, kMaxPcieSwitchesPerNode, where, "pcie_switches");
+  require_bandwidth(spec.pcie_bytes_per_second, where, "pcie_bandwidth_gbps",
+                    "(every GPU and NIC hangs off PCIe)");
+  if (spec.nics > 0)
+    require_bandwidth(spec.nic_bytes_per_second, where, "nic_bandwidth_gbps",
+                      "when the node has NICs");
+  require_latency(spec.nvlink_latency, where, "nvlink_latency_ns");
+  require_latency(spec.pcie_latency, where, "pcie_latency_ns");
+  require_latency(spec.nic_latency, where, "nic_latency_ns");
+  if (spec.intra == IntraNode::pcie_only) return;
+  require_bandwidth(spec.nvlink_bytes_per_second, where, "nvlink_bandwidth_gbps",
+                    "when GPUs are joined by NVLink");
+  if (is_mesh(spec.intra)) {
+    if (spec.gpus != kCubeMeshGpus)
+      throw InputError(where + "/gpus", "the NVLink hybrid cube-mesh joins exactly 8 GPUs (the "
+                                        "DGX-1 layout), found " +
+                                            std::to_string(spec.gpus) +
+                                            "; use intra \"nvswitch\" or \"pcie_only\"");
+    require_range(spec.nvlinks_per_pair, 1, kMaxNvlinksPerPair, where, "nvlinks_per_pair");
+  }
+}
+
+int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& nic_ports) {
+  const int index = static_cast<int>(topology.nodes().size());
+  Node node;
+  node.preset = spec.preset;
+  node.gpu_model = spec.gpu_model;
+
+  auto add = [&](VertexKind kind, std::string name, int local) {
+    return topology.add_vertex(Vertex{kind, std::move(name), index, local, -1});
+  };
+  const VertexId host = add(VertexKind::host, name_in(index, "cpu"), 0);
+  node.hosts.push_back(host);
+  std::vector<VertexId> pcie;
+  for (int j = 0; j < spec.pcie_switches; ++j)
+    pcie.push_back(add(VertexKind::pcie_switch, name_in(index, "pcie", j), j));
+  for (int g = 0; g < spec.gpus; ++g)
+    node.gpus.push_back(add(VertexKind::gpu, name_in(index, "gpu", g), g));
+  for (int n = 0; n < spec.nics; ++n)
+    node.nics.push_back(add(VertexKind::nic, name_in(index, "nic", n), n));
+
+  auto pcie_link = [&](VertexId a, VertexId b) {
+    topology.add_duplex_link(a, b, spec.pcie_bytes_per_second, spec.pcie_latency, LinkClass::pcie);
+  };
+  // The switch of device i of `count`, spreading them in contiguous blocks.
+  auto parent = [&](int i, int count) {
+    if (pcie.empty()) return host;
+    return pcie[static_cast<std::size_t>(i * spec.pcie_switches / count)];
+  };
+  for (VertexId sw : pcie) pcie_link(sw, host);
+  for (int g = 0; g < spec.gpus; ++g) pcie_link(node.gpus[g], parent(g, spec.gpus));
+  for (int n = 0; n < spec.nics; ++n) pcie_link(node.nics[n], parent(n, spec.nics));
+
+  if (is_mesh(spec.intra)) {
+    for (const MeshPair& pair : kCubeMesh) {
+      const double links = pair.doubled ? spec.nvlinks_per_pair : 1;
+      topology.add_duplex_link(node.gpus[pair.a], node.gpus[pair.b],
+                               links * spec.nvlink_bytes_per_second, spec.nvlink_latency,
+                               LinkClass::nvlink);
+    }
+  } else if (spec.intra == IntraNode::nvswitch) {
+    const VertexId plane = add(VertexKind::nvswitch, name_in(index, "nvswitch"), 0);
+    for (VertexId gpu : node.gpus)
+      topology.add_duplex_link(gpu, plane, spec.nvlink_bytes_per_second, spec.nvlink_latency,
+                               LinkClass::nvlink);
+  }
+
+  for (VertexId nic : node.nics)
+    nic_ports.push_back(NicPort{nic, spec.nic_bytes_per_second, spec.nic_latency, index});
+  return topology.add_node(std::move(node));
+}
+
+} // namespace ddlsim::topo::detail
