@@ -15,7 +15,7 @@ class Algorithm {
 public:
   virtual ~Algorithm() = default;
 
-  virtual std::string_view name() const = 0;  // e.g. "ring", "rabenseifner"
+  virtual std::string_view name() const = 0; // e.g. "ring", "rabenseifner"
   virtual Op op() const = 0;
   // One line for `ddlsim schedule --list`: what it does, its cost, its source.
   virtual std::string_view summary() const = 0;
@@ -29,14 +29,18 @@ public:
   virtual std::uint64_t scratch_bytes(const CollectiveCall& /*call*/, int /*rank*/) const {
     return 0;
   }
-  // The program of one (rank, channel); a fresh stream on every call.
+  // The program of one (rank, channel); a fresh stream on every call. The stream may outlive
+  // `call`: copy what it needs into the coroutine (small scalars; never a per-rank table), do not
+  // keep a reference to `call`. Only called for calls that passed check() and with bytes > 0
+  // (a zero-byte collective has empty programs).
   virtual StepStream program(const CollectiveCall& call, int rank, int channel) const = 0;
 
   // The outputs this algorithm promises for `inputs` ([rank][element], rank < call.ranks), used
   // by the reference executor's check. Default: the exact collective (exact_outputs). Lossy
   // algorithms (top-k, coarse-grained sparse) override it with their defined approximation.
   virtual std::vector<std::vector<double>>
-  expected_outputs(const CollectiveCall& call, const std::vector<std::vector<double>>& inputs) const;
+  expected_outputs(const CollectiveCall& call,
+                   const std::vector<std::vector<double>>& inputs) const;
 };
 
 // The mathematical result of the collective: out[rank][element] for every rank < call.ranks

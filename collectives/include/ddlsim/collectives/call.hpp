@@ -10,7 +10,13 @@
 namespace ddlsim::coll {
 
 enum class Op : std::uint8_t {
-  all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  broadcast,
+  reduce,
+  all_to_all,
+  send_recv
 };
 enum class DataType : std::uint8_t { fp32, fp16, bf16 };
 enum class Reduction : std::uint8_t { sum, avg, adasum };
@@ -23,19 +29,21 @@ std::size_t element_size(DataType type);
 // Parameters an algorithm may read; each generator documents which ones it uses and rejects
 // values it cannot honour.
 struct AlgorithmParams {
-  int chunks = 1;                // pipeline chunks per step (ring, chain, tree, pipelined bcast)
-  int channels = 1;              // parallel channels: independent rings / trees over slices
-  std::vector<int> group_sizes;  // hierarchical factorisation, innermost first (BlueConnect 4x2x24
-                                 // is {4, 2, 24}; 2D torus {row, column}); product = ranks
-  int servers = 0;               // parameter server: number of servers S
-  bool dedicated_servers = false;  // parameter server: S extra ranks after the workers
-  double density = 0.01;         // top-k: fraction of elements kept (k = ceil(density * n))
+  int chunks = 1;                 // pipeline chunks per step (ring, chain, tree, pipelined bcast)
+  int channels = 1;               // parallel channels: independent rings / trees over slices
+  std::vector<int> group_sizes;   // hierarchical factorisation, innermost first (BlueConnect 4x2x24
+                                  // is {4, 2, 24}; 2D torus {row, column}); product = ranks
+  int servers = 0;                // parameter server: number of servers S
+  bool dedicated_servers = false; // parameter server: S extra ranks after the workers
+  double density = 0.01;          // top-k: fraction of elements kept (k = ceil(density * n))
   std::uint64_t chunk_bytes = 0;  // coarse-grained sparse: bytes per chunk
+
+  bool operator==(const AlgorithmParams&) const = default;
 };
 
 struct CollectiveCall {
   Op op = Op::all_reduce;
-  int ranks = 1;  // participating ranks 0..ranks-1 (dedicated servers are extra, see Schedule)
+  int ranks = 1; // participating ranks 0..ranks-1 (dedicated servers are extra, see Schedule)
   // The nccl-tests "size": all_reduce, broadcast, reduce: the buffer on each rank;
   // reduce_scatter: each rank's input (its output is bytes / ranks); all_gather: each rank's
   // output (its input is bytes / ranks); all_to_all: each rank's send buffer; send_recv: the
@@ -43,13 +51,14 @@ struct CollectiveCall {
   std::uint64_t bytes = 0;
   DataType dtype = DataType::fp32;
   Reduction reduction = Reduction::sum;
-  int root = 0;  // broadcast and reduce; send_recv: rank 0 sends to `root`
+  int root = 0; // broadcast and reduce; send_recv: rank 0 sends to `root`
   std::string algorithm = "ring";
   AlgorithmParams params;
   // Server (node) of each rank, for hierarchical algorithms; empty means one rank per node.
   std::vector<int> node_of_rank;
 
   std::uint64_t elements() const { return bytes / element_size(dtype); }
+  bool operator==(const CollectiveCall&) const = default;
 };
 
 // The [begin, end) element range of part `index` when `total` elements are split into `parts`

@@ -13,9 +13,10 @@ namespace ddlsim::coll {
 
 struct ReferenceResult {
   bool ok = false;
-  std::string error;  // first mismatch or deadlock, naming rank and element
+  bool deadlock = false; // no program could progress while steps were left (see error)
+  std::string error;     // first mismatch, hazard or deadlock, naming rank, channel, step
   std::size_t steps_executed = 0;
-  std::uint64_t bytes_sent = 0;  // sum over sends
+  std::uint64_t bytes_sent = 0; // sum over sends
 };
 
 struct ReferenceOptions {
@@ -25,9 +26,31 @@ struct ReferenceOptions {
   std::uint64_t seed = 1;
 };
 
-// Executes and checks. Values are held as float internally and rounded to the call's dtype
-// whenever they are stored (fp16 / bf16 rounding is modelled). For compression (top-k, chunk
-// select) the check is against the dense reference of the elements the codec selected.
+// Executes and checks. Buffers hold the call's dtype encoding (fp32, fp16 or bf16 bits, round to
+// nearest even on every store), arithmetic is done in float (adasum's dot products in double).
+// Sends and receives are matched by (src, dst, channel, sequence); a schedule that stops with
+// steps left is reported as a deadlock naming the stuck steps. The executor is strict about
+// races, because a real executor may move bytes at any moment until a transfer completes: a
+// local step or a send that touches bytes an unfinished send of the same rank reads, or a
+// posted receive will write (writes conflict with both, reads with writes), is an error, and so
+// is a receive whose bytes arrive while an unfinished send of that rank still reads them. The check
+// compares with the algorithm's expected_outputs: exactly for data movement and for integer inputs
+// whose sums are exact in the dtype, else within a bound of (ranks + 2) roundings of the dtype
+// (looser for adasum).
 ReferenceResult run_reference(const Schedule& schedule, const ReferenceOptions& options = {});
+
+// The inputs run_reference uses: [rank][element], already rounded to the call's dtype, one
+// vector per rank < call.ranks sized by input_bytes.
+std::vector<std::vector<double>> reference_inputs(const CollectiveCall& call,
+                                                  const ReferenceOptions& options);
+
+// Executes without checking against the collective: the output buffers of ranks < call.ranks
+// as values, for codec tests and for real backends that compare their own numbers.
+struct ReferenceRun {
+  ReferenceResult status; // ok unless the execution itself failed (hazard, deadlock, bad step)
+  std::vector<std::vector<double>> outputs;
+};
+ReferenceRun execute_reference(const Schedule& schedule,
+                               const std::vector<std::vector<double>>& inputs);
 
 } // namespace ddlsim::coll

@@ -17,18 +17,22 @@ struct MaterializedSchedule;
 
 class Schedule {
 public:
-  // Binds `call` to the algorithm it names. Throws InputError for an unknown algorithm (with
-  // "did you mean") or a call the algorithm rejects.
+  // Binds `call` to the algorithm it names. Throws InputError for a malformed call (rank count,
+  // bytes not a multiple of the element size, root, reduction the op has no use for, params),
+  // an unknown algorithm (listing the valid ones, with "did you mean") or a call the algorithm
+  // rejects.
   static Schedule make(CollectiveCall call);
   // Wraps loaded programs (from a dump); they are validated first (see validate()).
   static Schedule from_materialized(MaterializedSchedule programs);
 
   const CollectiveCall& call() const { return call_; }
-  int ranks() const { return ranks_; }  // including dedicated servers
+  int ranks() const { return ranks_; } // including dedicated servers
   int channels() const { return channels_; }
   std::uint64_t buffer_bytes(int rank, Buffer buffer) const;
   StepStream program(int rank, int channel) const;
   std::string_view algorithm_name() const;
+  // The generator, or nullptr for a schedule loaded from a dump.
+  const Algorithm* algorithm() const { return algorithm_; }
 
 private:
   CollectiveCall call_;
@@ -44,13 +48,27 @@ struct MaterializedSchedule {
   std::string algorithm;
   int ranks = 0;
   int channels = 0;
-  std::vector<std::uint64_t> scratch_bytes;        // per rank
-  std::vector<std::vector<std::vector<Step>>> programs;  // [rank][channel] -> steps
+  std::vector<std::uint64_t> scratch_bytes;             // per rank
+  std::vector<std::vector<std::vector<Step>>> programs; // [rank][channel] -> steps
+
+  bool operator==(const MaterializedSchedule&) const = default;
 };
+
+// The checks of Schedule::make that do not depend on the algorithm; throws InputError.
+void check_call(const CollectiveCall& call);
 
 MaterializedSchedule materialize(const Schedule& schedule);
 
 // Input and output buffer sizes of `rank` for a call (servers beyond call.ranks have none).
+// Block i of n elements is partition(n, ranks, i) (uneven sizes allowed):
+//   all_reduce:     input n, output n.
+//   reduce_scatter: input n, output block `rank`.
+//   all_gather:     input block `rank`, output n (block i holds rank i's input).
+//   broadcast:      input n on the root only, output n everywhere (the root copies).
+//   reduce:         input n everywhere, output n on the root only.
+//   all_to_all:     input n, output n; block j of rank i's input lands in block i of rank j's
+//                   output (n must be a multiple of ranks, so every pair moves the same count).
+//   send_recv:      input n on rank 0, output n on `root` (root 0 is a local copy).
 std::uint64_t input_bytes(const CollectiveCall& call, int rank);
 std::uint64_t output_bytes(const CollectiveCall& call, int rank);
 

@@ -24,19 +24,22 @@ enum class Buffer : std::uint8_t { input, output, scratch };
 
 struct BufferRange {
   Buffer buffer = Buffer::input;
-  std::uint64_t offset = 0;  // bytes
+  std::uint64_t offset = 0; // bytes
   std::uint64_t bytes = 0;
+
+  std::uint64_t end() const { return offset + bytes; }
+  bool operator==(const BufferRange&) const = default;
 };
 
 enum class StepKind : std::uint8_t {
-  send,         // send src to peer
-  recv,         // receive from peer into dst
-  recv_reduce,  // receive from peer, dst = src (op) incoming
-  reduce,       // dst = dst (op) src, local
-  copy,         // dst = src, local
-  scale,        // dst = src * param, local (average = sum scaled by 1/ranks)
-  compress,     // dst = codec(src [, aux]), local
-  decompress,   // dst = dst (op) inverse_codec(src [, aux]), local
+  send,        // send src to peer
+  recv,        // receive from peer into dst
+  recv_reduce, // receive from peer, dst = src (op) incoming
+  reduce,      // dst = dst (op) src, local
+  copy,        // dst = src, local
+  scale,       // dst = src * param, local (average = sum scaled by 1/ranks)
+  compress,    // dst = codec(src [, aux]), local
+  decompress,  // dst = dst (op) inverse_codec(src [, aux]), local
 };
 
 // How compress/decompress transform data. Byte layouts (element size e of the call's dtype):
@@ -63,13 +66,15 @@ struct Step {
                            // compress, decompress: input
   BufferRange dst{};       // recv, recv_reduce, reduce, copy, scale, compress, decompress: output
   BufferRange aux{};       // chunk_select only: the norms
-  std::uint64_t bytes = 0;  // bytes on the wire (send / recv) or bytes processed (local steps)
-  double param = 0;         // scale: factor; chunk_norms / chunk_select: chunk bytes
-  std::array<std::uint32_t, kMaxStepDeps> deps{};
+  std::uint64_t bytes = 0; // bytes on the wire (send / recv) or bytes processed (local steps)
+  double param = 0;        // scale: factor; chunk_norms / chunk_select: chunk bytes
+  std::array<std::uint32_t, kMaxStepDeps> deps{}; // deps[dep_count..] stay zero
 
   bool is_send() const { return kind == StepKind::send; }
   bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
   bool is_local() const { return !is_send() && !is_receive(); }
+  // Field-wise; unused fields must hold their defaults (generators and loaders keep them so).
+  bool operator==(const Step&) const = default;
 };
 
 std::string_view to_string(StepKind kind);

@@ -1,0 +1,125 @@
+#include "step_rules.hpp"
+
+#include "codecs.hpp"
+
+#include <sstream>
+
+namespace ddlsim::coll::detail {
+
+std::string to_string(const StepPlace& place) {
+  return "rank " + std::to_string(place.rank) + " ch " + std::to_string(place.channel) + " step " +
+         std::to_string(place.index);
+}
+
+std::string to_string(const BufferRange& range) {
+  return std::string(coll::to_string(range.buffer)) + "[" + std::to_string(range.offset) + "," +
+         std::to_string(range.end()) + ")";
+}
+
+namespace {
+
+bool uses_src(StepKind kind) {
+  return kind != StepKind::recv;
+}
+bool uses_dst(StepKind kind) {
+  return kind != StepKind::send;
+}
+// Kinds that combine values element by element need element-aligned ranges.
+bool combines_elements(const Step& step) {
+  return step.kind == StepKind::recv_reduce || step.kind == StepKind::reduce ||
+         step.kind == StepKind::scale;
+}
+
+std::string range_problem(const char* role, const BufferRange& range, const RankBuffers& buffers,
+                          std::size_t element_bytes, bool aligned) {
+  if (static_cast<unsigned>(range.buffer) > static_cast<unsigned>(Buffer::scratch))
+    return std::string(role) + " names an unknown buffer";
+  const std::uint64_t size = buffers.size(range.buffer);
+  if (range.bytes > size || range.offset > size - range.bytes)
+    return std::string(role) + " " + to_string(range) + " is outside the " +
+           std::string(coll::to_string(range.buffer)) + " buffer of " + std::to_string(size) + " B";
+  if (aligned && (range.offset % element_bytes != 0 || range.bytes % element_bytes != 0))
+    return std::string(role) + " " + to_string(range) + " is not aligned to the " +
+           std::to_string(element_bytes) + "-byte element";
+  return {};
+}
+
+bool overlap(const BufferRange& a, const BufferRange& b) {
+  return a.buffer == b.buffer && a.offset < b.end() && b.offset < a.end();
+}
+
+} // namespace
+
+std::string step_problem(const Step& step, const StepPlace& place, int ranks,
+                         const RankBuffers& buffers, DataType dtype) {
+  if (static_cast<unsigned>(step.kind) > static_cast<unsigned>(StepKind::decompress))
+    return "unknown step kind " + std::to_string(static_cast<unsigned>(step.kind));
+  if (step.channel != place.channel)
+    return "says channel " + std::to_string(step.channel) + " but is in the program of channel " +
+           std::to_string(place.channel);
+  if (step.dep_count > kMaxStepDeps)
+    return std::to_string(step.dep_count) + " deps, more than " + std::to_string(kMaxStepDeps);
+  for (std::size_t i = 0; i < step.dep_count; ++i)
+    if (step.deps[i] >= place.index)
+      return "dep " + std::to_string(step.deps[i]) +
+             " does not point to an earlier step of the same program";
+  if (!step.is_local() && (step.peer < 0 || step.peer >= ranks || step.peer == place.rank))
+    return "peer " + std::to_string(step.peer) + " is not another rank of 0.." +
+           std::to_string(ranks - 1);
+  const bool coded = step.kind == StepKind::compress || step.kind == StepKind::decompress;
+  if (coded != (step.codec != Codec::none))
+    return coded ? "needs a codec" : "has a codec but only compress/decompress use one";
+
+  const std::size_t element_bytes = element_size(dtype);
+  const bool aligned = combines_elements(step);
+  if (uses_src(step.kind))
+    if (auto p = range_problem("src", step.src, buffers, element_bytes, aligned); !p.empty())
+      return p;
+  if (uses_dst(step.kind)) {
+    if (auto p = range_problem("dst", step.dst, buffers, element_bytes, aligned); !p.empty())
+      return p;
+    if (step.dst.buffer == Buffer::input && step.dst.bytes > 0)
+      return "writes " + to_string(step.dst) + ", but the input buffer is read-only";
+  }
+  if (step.codec == Codec::chunk_select)
+    if (auto p = range_problem("aux", step.aux, buffers, element_bytes, false); !p.empty())
+      return p;
+
+  // Byte counts: what is on the wire or processed equals the ranges that hold it.
+  const std::string bytes = std::to_string(step.bytes) + " B";
+  if (uses_src(step.kind) && !coded && step.src.bytes != step.bytes)
+    return "moves " + bytes + " but src " + to_string(step.src) + " has " +
+           std::to_string(step.src.bytes) + " B";
+  if (uses_dst(step.kind) && !coded && step.dst.bytes != step.bytes)
+    return "moves " + bytes + " but dst " + to_string(step.dst) + " has " +
+           std::to_string(step.dst.bytes) + " B";
+  // In place (src == dst) is fine for element-wise steps; any other overlap has no defined order.
+  if (uses_src(step.kind) && uses_dst(step.kind) && overlap(step.src, step.dst) &&
+      (coded || !(step.src == step.dst)))
+    return "src " + to_string(step.src) + " and dst " + to_string(step.dst) + " overlap";
+  if (coded) return codec_problem(step, dtype);
+  return {};
+}
+
+std::string describe(const Step& step) {
+  std::ostringstream out;
+  out << coll::to_string(step.kind);
+  if (step.is_send()) out << " to " << step.peer;
+  if (step.is_receive()) out << " from " << step.peer;
+  if (step.codec != Codec::none) out << ' ' << coll::to_string(step.codec);
+  if (step.kind == StepKind::scale) out << " x" << step.param;
+  if (step.codec == Codec::chunk_norms || step.codec == Codec::chunk_select)
+    out << " chunk " << step.param << " B";
+  out << ' ';
+  if (uses_src(step.kind)) out << ' ' << to_string(step.src);
+  if (uses_dst(step.kind)) out << " -> " << to_string(step.dst);
+  if (step.codec == Codec::chunk_select) out << " aux " << to_string(step.aux);
+  out << "  " << step.bytes << " B";
+  if (step.dep_count > 0) {
+    out << "  deps ";
+    for (std::size_t i = 0; i < step.dep_count; ++i) out << (i ? "," : "") << step.deps[i];
+  }
+  return out.str();
+}
+
+} // namespace ddlsim::coll::detail
