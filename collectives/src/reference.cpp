@@ -1,0 +1,170 @@
+// run_reference: inputs, execution (executor.cpp) and the check against the collective.
+#include "ddlsim/collectives/reference.hpp"
+
+#include "dtype.hpp"
+#include "executor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+namespace ddlsim::coll {
+
+namespace {
+
+bool reduces(Op op) {
+  return op == Op::all_reduce || op == Op::reduce_scatter || op == Op::reduce;
+}
+
+// Largest integer magnitude up to which every integer is exact in the dtype.
+double exact_integer_limit(DataType type) {
+  return type == DataType::fp32 ? 16777216.0 : type == DataType::fp16 ? 2048.0 : 256.0;
+}
+
+// Integer inputs lie in [-amplitude, amplitude], small enough that any partial sum over the
+// ranks stays exact in the dtype (0 when even amplitude 1 would not be).
+int integer_amplitude(const CollectiveCall& call) {
+  return static_cast<int>(std::min(3.0, std::floor(exact_integer_limit(call.dtype) / call.ranks)));
+}
+
+std::string describe_call(const Schedule& schedule) {
+  const CollectiveCall& call = schedule.call();
+  std::ostringstream out;
+  out << to_string(call.op) << ' ' << schedule.algorithm_name() << ", " << call.ranks << " ranks, "
+      << call.elements() << ' ' << to_string(call.dtype) << " elements, "
+      << to_string(call.reduction) << ", chunks " << call.params.chunks << ", channels "
+      << call.params.channels;
+  return out.str();
+}
+
+// Per output element of `rank`, the sum over ranks of |input| at the element it reduces: the
+// scale of the rounding error a sum can accumulate.
+std::vector<double> magnitudes(const CollectiveCall& call, int rank,
+                               const std::vector<std::vector<double>>& inputs) {
+  const std::uint64_t n = call.elements();
+  const ElementRange range = call.op == Op::reduce_scatter
+                                 ? partition(n, std::uint64_t(call.ranks), std::uint64_t(rank))
+                                 : ElementRange{0, n};
+  std::vector<double> out(range.size(), 0.0);
+  for (const auto& input : inputs)
+    for (std::uint64_t i = 0; i < range.size(); ++i) out[i] += std::fabs(input[range.begin + i]);
+  return out;
+}
+
+std::string compare(const Schedule& schedule, bool exact,
+                    const std::vector<std::vector<double>>& inputs,
+                    const std::vector<std::vector<double>>& outputs,
+                    const std::vector<std::vector<double>>& expected) {
+  const CollectiveCall& call = schedule.call();
+  const double eps = detail::epsilon(call.dtype), p = call.ranks;
+  for (int r = 0; r < call.ranks; ++r) {
+    const auto& got = outputs[std::size_t(r)];
+    const auto& want = expected[std::size_t(r)];
+    if (want.empty() && output_bytes(call, r) == 0) continue;
+    if (got.size() != want.size())
+      return "rank " + std::to_string(r) + ": the output holds " + std::to_string(got.size()) +
+             " elements, the expected result " + std::to_string(want.size());
+    std::vector<double> scale;
+    double widest = 0;
+    if (!exact && reduces(call.op)) {
+      scale = magnitudes(call, r, inputs);
+      for (double& m : scale) {
+        if (call.reduction == Reduction::avg) m /= p;
+        widest = std::max(widest, m);
+      }
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      double tolerance = 0;
+      if (!exact) {
+        // Each of at most p + 2 roundings (inputs, partial sums, scale) errs by eps/2 of a value
+        // bounded by the sum of magnitudes; adasum's coefficients mix whole vectors.
+        const double m = call.reduction == Reduction::adasum ? 8 * widest : scale[i];
+        tolerance = (p + 2) * eps * m + 1e-6;
+      }
+      if (!(std::fabs(got[i] - want[i]) <= tolerance)) {
+        std::ostringstream out;
+        out << "rank " << r << " element " << i << ": got " << got[i] << ", expected " << want[i];
+        if (!exact) out << " (tolerance " << tolerance << ")";
+        return out.str();
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+std::vector<std::vector<double>> reference_inputs(const CollectiveCall& call,
+                                                  const ReferenceOptions& options) {
+  const std::size_t e = element_size(call.dtype);
+  const int amplitude = std::max(1, integer_amplitude(call));
+  std::vector<std::vector<double>> inputs(std::size_t(call.ranks));
+  for (int r = 0; r < call.ranks; ++r) {
+    std::mt19937_64 random(options.seed * 0x9e3779b97f4a7c15ULL + std::uint64_t(r));
+    std::uniform_int_distribution<int> integer(-amplitude, amplitude);
+    std::uniform_real_distribution<double> real(-1.0, 1.0);
+    auto& values = inputs[std::size_t(r)];
+    values.resize(input_bytes(call, r) / e);
+    for (double& v : values) {
+      const double raw = options.integer_inputs ? integer(random) : real(random);
+      v = detail::round_to(call.dtype, static_cast<float>(raw));
+    }
+  }
+  return inputs;
+}
+
+ReferenceRun execute_reference(const Schedule& schedule,
+                               const std::vector<std::vector<double>>& inputs) {
+  ReferenceRun run;
+  try {
+    detail::Executor executor(schedule);
+    for (int r = 0; r < schedule.call().ranks && std::size_t(r) < inputs.size(); ++r)
+      executor.set_input(r, inputs[std::size_t(r)]);
+    try {
+      executor.run();
+    } catch (const detail::ExecutionError& error) {
+      run.status.deadlock = error.deadlock;
+      run.status.error = error.what();
+    }
+    run.status.steps_executed = executor.steps_executed();
+    run.status.bytes_sent = executor.bytes_sent();
+    if (!run.status.error.empty()) return run;
+    for (int r = 0; r < schedule.call().ranks; ++r) run.outputs.push_back(executor.output(r));
+    run.status.ok = true;
+  } catch (const std::exception& error) { // a generator that throws is a bug worth reporting
+    run.status.error = std::string("the schedule's generator failed: ") + error.what();
+  }
+  return run;
+}
+
+ReferenceResult run_reference(const Schedule& schedule, const ReferenceOptions& options) {
+  const CollectiveCall& call = schedule.call();
+  const auto inputs = reference_inputs(call, options);
+  ReferenceRun run = execute_reference(schedule, inputs);
+  ReferenceResult result = run.status;
+  if (!result.ok) {
+    result.error = describe_call(schedule) + ": " + result.error;
+    return result;
+  }
+  const Algorithm* algorithm = schedule.algorithm();
+  if (!algorithm) algorithm = find_algorithm(call.op, schedule.algorithm_name());
+  std::vector<std::vector<double>> expected;
+  try {
+    expected = algorithm ? algorithm->expected_outputs(call, inputs) : exact_outputs(call, inputs);
+  } catch (const std::exception& error) {
+    result.ok = false;
+    result.error = describe_call(schedule) + ": no expected result: " + error.what();
+    return result;
+  }
+  const bool exact = !reduces(call.op) || (call.reduction == Reduction::sum &&
+                                           options.integer_inputs && integer_amplitude(call) >= 1);
+  const std::string mismatch = compare(schedule, exact, inputs, run.outputs, expected);
+  if (!mismatch.empty()) {
+    result.ok = false;
+    result.error = describe_call(schedule) + ": " + mismatch;
+  }
+  return result;
+}
+
+} // namespace ddlsim::coll
