@@ -1,0 +1,130 @@
+#include "common.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace ddlsim::coll::gen {
+
+Shape shape_of(const CollectiveCall& call, int rank, int channel) {
+  Shape s;
+  s.p = call.ranks;
+  s.rank = rank;
+  s.channel = channel;
+  s.channels = call.params.channels;
+  s.chunks = call.params.chunks;
+  s.root = call.root;
+  s.n = call.elements();
+  s.e = element_size(call.dtype);
+  s.reduction = call.reduction;
+  return s;
+}
+
+ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index) {
+  const ElementRange part = partition(range.size(), parts, index);
+  return {range.begin + part.begin, range.begin + part.end};
+}
+
+ElementRange shift(ElementRange range, std::uint64_t origin) {
+  return {range.begin - origin, range.end - origin};
+}
+
+ElementRange parts_span(std::uint64_t total, std::uint64_t parts, std::uint64_t a,
+                        std::uint64_t b) {
+  auto begin = [&](std::uint64_t i) {
+    return i >= parts ? total : partition(total, parts, i).begin;
+  };
+  return {begin(a), begin(b)};
+}
+
+Step send_step(int peer, BufferRange src) {
+  Step step;
+  step.kind = StepKind::send;
+  step.peer = peer;
+  step.src = src;
+  step.bytes = src.bytes;
+  return step;
+}
+
+Step recv_step(int peer, BufferRange dst) {
+  Step step;
+  step.kind = StepKind::recv;
+  step.peer = peer;
+  step.dst = dst;
+  step.bytes = dst.bytes;
+  return step;
+}
+
+Step recv_reduce_step(int peer, BufferRange src, BufferRange dst) {
+  Step step;
+  step.kind = StepKind::recv_reduce;
+  step.peer = peer;
+  step.src = src;
+  step.dst = dst;
+  step.bytes = dst.bytes;
+  return step;
+}
+
+Step copy_step(BufferRange src, BufferRange dst) {
+  Step step;
+  step.kind = StepKind::copy;
+  step.src = src;
+  step.dst = dst;
+  step.bytes = dst.bytes;
+  return step;
+}
+
+Step scale_step(BufferRange range, double factor) {
+  Step step;
+  step.kind = StepKind::scale;
+  step.src = range;
+  step.dst = range;
+  step.bytes = range.bytes;
+  step.param = factor;
+  return step;
+}
+
+Step Program::emit(Step step, std::uint32_t dep0, std::uint32_t dep1, std::uint32_t dep2,
+                   std::uint32_t dep3) {
+  step.channel = static_cast<std::uint16_t>(channel_);
+  step.dep_count = 0;
+  step.deps = {};
+  for (std::uint32_t dep : {dep0, dep1, dep2, dep3}) {
+    if (dep == kNoStep) continue;
+    const auto end = step.deps.begin() + step.dep_count;
+    if (std::find(step.deps.begin(), end, dep) == end) step.deps[step.dep_count++] = dep;
+  }
+  ++next_;
+  return step;
+}
+
+int log2_floor(int x) {
+  return std::bit_width(static_cast<unsigned>(x)) - 1;
+}
+int pow2_floor(int x) {
+  return 1 << log2_floor(x);
+}
+
+Fold::Fold(int ranks, bool keep_odd_rank)
+    : p(ranks), pow2(pow2_floor(ranks)), rem(ranks - pow2_floor(ranks)), keep_odd(keep_odd_rank) {}
+
+void Generator::reject(const std::string& why) const {
+  throw InputError("algorithm " + std::string(name_), why);
+}
+
+void Generator::check_common(const CollectiveCall& call, bool uses_chunks, bool uses_channels,
+                             bool supports_adasum) const {
+  const std::string who = std::string(to_string(op_)) + " " + std::string(name_);
+  if (!uses_chunks && call.params.chunks != 1)
+    reject(who + " does not pipeline in chunks; set chunks to 1 (it is " +
+           std::to_string(call.params.chunks) + ")");
+  if (!uses_channels && call.params.channels != 1)
+    reject(who + " runs on one channel; set channels to 1 (it is " +
+           std::to_string(call.params.channels) + ")");
+  if (!supports_adasum && call.reduction == Reduction::adasum)
+    reject(who + " does not support adasum; use all_reduce recursive_doubling on a "
+                 "power-of-two rank count");
+}
+
+} // namespace ddlsim::coll::gen

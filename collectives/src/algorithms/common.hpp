@@ -1,0 +1,117 @@
+// Helpers shared by the generators, so that each generator file reads like its algorithm:
+// the call's shape copied by value (coroutine frames keep no reference to the call), element
+// ranges and their byte ranges, Step builders, a step counter for deps, the non-power-of-two
+// fold of MPICH, and the parameter checks every generator repeats.
+#pragma once
+
+#include "ddlsim/collectives/algorithm.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace ddlsim::coll::gen {
+
+// "No step": a dep that does not exist yet (e.g. before the first receive); emit() skips it.
+inline constexpr std::uint32_t kNoStep = UINT32_MAX;
+
+// What a program needs from the call. Small and copied into every coroutine frame.
+struct Shape {
+  int p = 1;    // ranks
+  int rank = 0; // this program's rank
+  int channel = 0;
+  int channels = 1;
+  int chunks = 1;
+  int root = 0;
+  std::uint64_t n = 0; // elements of the call
+  std::uint64_t e = 4; // bytes per element
+  Reduction reduction = Reduction::sum;
+
+  // Rank arithmetic modulo p.
+  int mod(long long i) const { return static_cast<int>(((i % p) + p) % p); }
+  // Block i of the p blocks of n elements.
+  ElementRange block(long long i) const { return partition(n, std::uint64_t(p), std::uint64_t(i)); }
+  ElementRange all() const { return {0, n}; }
+  BufferRange at(Buffer buffer, ElementRange range) const {
+    return {buffer, range.begin * e, range.size() * e};
+  }
+  bool avg() const { return reduction == Reduction::avg; }
+};
+Shape shape_of(const CollectiveCall& call, int rank, int channel);
+
+// Part `index` of `parts` of `range`, split as partition() splits.
+ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index);
+// `range` moved so that `origin` becomes 0 (a global range in a buffer holding one block).
+ElementRange shift(ElementRange range, std::uint64_t origin);
+// [begin of part a, begin of part b) when `total` is split into `parts` parts (a <= b <= parts).
+ElementRange parts_span(std::uint64_t total, std::uint64_t parts, std::uint64_t a, std::uint64_t b);
+
+Step send_step(int peer, BufferRange src);
+Step recv_step(int peer, BufferRange dst);
+Step recv_reduce_step(int peer, BufferRange src, BufferRange dst); // dst = src (op) incoming
+Step copy_step(BufferRange src, BufferRange dst);
+Step scale_step(BufferRange range, double factor); // in place
+
+// Numbers the steps of one (rank, channel) program as they are emitted, and stamps the channel
+// and the deps on each:  co_yield prog.emit(send_step(...), last_recv);  then prog.last().
+// (Deps are plain parameters, not an initializer_list: g++ 12 cannot keep the list's array alive
+// across a co_yield, "array used as initializer".)
+class Program {
+public:
+  explicit Program(int channel) : channel_(channel) {}
+  // kNoStep and repeated deps are dropped.
+  Step emit(Step step, std::uint32_t dep0 = kNoStep, std::uint32_t dep1 = kNoStep,
+            std::uint32_t dep2 = kNoStep, std::uint32_t dep3 = kNoStep);
+  std::uint32_t last() const { return next_ - 1; }
+
+private:
+  int channel_;
+  std::uint32_t next_ = 0;
+};
+
+// floor(log2(x)) and the largest power of two <= x, for x >= 1.
+int log2_floor(int x);
+int pow2_floor(int x);
+
+// MPICH's fix-up for rank counts that are not a power of two (Thakur et al. 2005, sec. 4): with
+// pow2 the largest power of two <= p and rem = p - pow2, ranks 0..2*rem-1 pair up as (2i, 2i+1);
+// one of each pair hands its data to the other (the absorber) and sits out the power-of-two
+// phase, in which new rank i stands for its pair (i < rem) or for rank i + rem. keep_odd says
+// which of the pair stays (MPICH all-reduce keeps the odd one; reduce keeps the even one so that
+// relative rank 0, the root, always stays).
+struct Fold {
+  int p, pow2, rem;
+  bool keep_odd;
+  Fold(int ranks, bool keep_odd_rank);
+  bool leaves(int r) const { return r < 2 * rem && (r % 2 == 1) != keep_odd; }
+  bool absorbs(int r) const { return r < 2 * rem && (r % 2 == 1) == keep_odd; }
+  int newrank(int r) const { return r < 2 * rem ? r / 2 : r - rem; }
+  int rank_of(int i) const { return i < rem ? 2 * i + (keep_odd ? 1 : 0) : i + rem; }
+  // The ranks new rank i stands for: [first_rank(i), last_rank(i)].
+  int first_rank(int i) const { return i < rem ? 2 * i : i + rem; }
+  int last_rank(int i) const { return i < rem ? 2 * i + 1 : i + rem; }
+};
+
+// A generator with a fixed name, op and summary. Subclasses implement check() and program().
+class Generator : public Algorithm {
+public:
+  Generator(std::string_view name, Op op, std::string_view summary)
+      : name_(name), op_(op), summary_(summary) {}
+  std::string_view name() const override { return name_; }
+  Op op() const override { return op_; }
+  std::string_view summary() const override { return summary_; }
+
+protected:
+  // Throws InputError(where = "algorithm <name>", why).
+  [[noreturn]] void reject(const std::string& why) const;
+  // Rejects params.chunks / params.channels other than 1 when the generator does not use them,
+  // and adasum unless it supports it.
+  void check_common(const CollectiveCall& call, bool uses_chunks, bool uses_channels,
+                    bool supports_adasum = false) const;
+
+private:
+  std::string_view name_;
+  Op op_;
+  std::string_view summary_;
+};
+
+} // namespace ddlsim::coll::gen

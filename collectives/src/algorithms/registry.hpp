@@ -1,0 +1,27 @@
+// The generators, one function per file of this folder; registry.cpp lists them in the order
+// `ddlsim schedule --list` shows them. Add a new generator here and in registry.cpp.
+#pragma once
+
+#include "ddlsim/collectives/algorithm.hpp"
+
+namespace ddlsim::coll::gen {
+
+const Algorithm& all_reduce_ring();
+const Algorithm& all_reduce_recursive_doubling();
+const Algorithm& all_reduce_rabenseifner();
+const Algorithm& reduce_scatter_ring();
+const Algorithm& reduce_scatter_recursive_halving();
+const Algorithm& reduce_scatter_pairwise();
+const Algorithm& all_gather_ring();
+const Algorithm& all_gather_recursive_doubling();
+const Algorithm& all_gather_bruck();
+const Algorithm& broadcast_binomial();
+const Algorithm& broadcast_scatter_allgather();
+const Algorithm& broadcast_pipelined_chain();
+const Algorithm& reduce_binomial();
+const Algorithm& reduce_rabenseifner();
+const Algorithm& all_to_all_pairwise();
+const Algorithm& all_to_all_direct();
+const Algorithm& send_recv_direct();
+
+} // namespace ddlsim::coll::gen
