@@ -19,6 +19,16 @@ Router::Router(const Topology& topology, std::size_t max_paths_per_pair)
     : topology_(topology), max_paths_(std::max<std::size_t>(1, max_paths_per_pair)) {
   cost_.reserve(topology.link_count());
   for (const Link& link : topology.links()) cost_.push_back(link_cost(link));
+  first_arc_.reserve(topology.vertex_count() + 1);
+  arcs_.reserve(topology.link_count());
+  transit_.reserve(topology.vertex_count());
+  for (VertexId v = 0; v < topology.vertex_count(); ++v) {
+    first_arc_.push_back(static_cast<std::uint32_t>(arcs_.size()));
+    for (LinkId l : topology.out_links(v)) arcs_.push_back(Arc{topology.link(l).dst, l, cost_[l]});
+    const Vertex& vertex = topology.vertex(v);
+    transit_.push_back(vertex.kind == VertexKind::gpu ? -2 : vertex.node);
+  }
+  first_arc_.push_back(static_cast<std::uint32_t>(arcs_.size()));
   dist_.assign(topology.vertex_count(), kUnreached);
   on_path_.assign(topology.vertex_count(), 0);
 }
@@ -37,13 +47,6 @@ const std::vector<Path>& Router::paths(VertexId src, VertexId dst) {
   return cache_.emplace(key, compute(src, dst)).first->second;
 }
 
-bool Router::may_use(VertexId v, VertexId dst, std::int32_t src_node, std::int32_t dst_node) const {
-  if (v == dst) return true;
-  const Vertex& vertex = topology_.vertex(v);
-  if (vertex.kind == VertexKind::gpu) return false;
-  return vertex.node < 0 || vertex.node == src_node || vertex.node == dst_node;
-}
-
 std::vector<Path> Router::compute(VertexId src, VertexId dst) {
   std::vector<Path> out;
   if (src == dst) {
@@ -52,6 +55,10 @@ std::vector<Path> Router::compute(VertexId src, VertexId dst) {
   }
   const std::int32_t src_node = topology_.vertex(src).node;
   const std::int32_t dst_node = topology_.vertex(dst).node;
+  auto allowed = [&](VertexId v) {
+    const std::int32_t t = transit_[v];
+    return t == -1 || (t >= 0 && (t == src_node || t == dst_node)) || v == dst;
+  };
 
   // Dijkstra with a binary min-heap of (distance, vertex), stopping once dst is settled.
   using Entry = std::pair<std::int64_t, VertexId>;
@@ -65,36 +72,40 @@ std::vector<Path> Router::compute(VertexId src, VertexId dst) {
     heap_.pop_back();
     if (d > dist_[u]) continue;
     if (u == dst) break;
-    for (LinkId l : topology_.out_links(u)) {
-      const VertexId v = topology_.link(l).dst;
-      const std::int64_t nd = d + cost_[l];
-      if (nd >= dist_[v] || !may_use(v, dst, src_node, dst_node)) continue;
-      if (dist_[v] == kUnreached) touched_.push_back(v);
-      dist_[v] = nd;
-      heap_.emplace_back(nd, v);
+    for (std::uint32_t a = first_arc_[u]; a < first_arc_[u + 1]; ++a) {
+      const Arc& arc = arcs_[a];
+      const std::int64_t nd = d + arc.cost;
+      if (nd >= dist_[arc.dst] || !allowed(arc.dst)) continue;
+      if (dist_[arc.dst] == kUnreached) touched_.push_back(arc.dst);
+      dist_[arc.dst] = nd;
+      heap_.emplace_back(nd, arc.dst);
       std::push_heap(heap_.begin(), heap_.end(), later);
     }
   }
   heap_.clear();
 
   if (dist_[dst] != kUnreached) {
-    // Mark the vertices on least-cost paths: walk back from dst over tight links. Every
-    // vertex with a label below dist[dst] is settled, and unsettled labels are too large to
-    // be tight, so labels can be trusted as they are.
+    // Walk back from dst over tight in-links (the reverses of its out-links), collecting the
+    // links of least-cost paths. Every vertex labelled below dist[dst] is settled, and
+    // unsettled labels are too large to be tight, so labels can be trusted as they are.
     on_path_[dst] = 1;
     stack_.push_back(dst);
     while (!stack_.empty()) {
       const VertexId v = stack_.back();
       stack_.pop_back();
-      for (LinkId l : topology_.out_links(v)) {
-        const Link& back = topology_.link(l); // v -> u; its reverse is the in-link u -> v
-        const VertexId u = back.dst;
-        if (on_path_[u] || dist_[u] == kUnreached) continue;
-        if (dist_[u] + cost_[back.reverse] != dist_[v]) continue;
-        on_path_[u] = 1;
-        stack_.push_back(u);
+      for (std::uint32_t a = first_arc_[v]; a < first_arc_[v + 1]; ++a) {
+        const VertexId u = arcs_[a].dst;
+        if (dist_[u] == kUnreached) continue;
+        const LinkId in = topology_.link(arcs_[a].link).reverse; // u -> v
+        if (dist_[u] + cost_[in] != dist_[v]) continue;
+        dag_.push_back(DagEdge{u, in, v});
+        if (!on_path_[u]) {
+          on_path_[u] = 1;
+          stack_.push_back(u);
+        }
       }
     }
+    std::sort(dag_.begin(), dag_.end());
     enumerate(src, dst, out);
   }
 
@@ -103,40 +114,40 @@ std::vector<Path> Router::compute(VertexId src, VertexId dst) {
     on_path_[v] = 0;
   }
   touched_.clear();
+  dag_.clear();
   return out;
 }
 
-// Depth-first from src over tight links into marked vertices, out-links in id order, so the
+// Depth-first from src over the least-cost links, each vertex's in link id order, so the
 // paths come out sorted lexicographically by link ids; stops at max_paths_.
 void Router::enumerate(VertexId src, VertexId dst, std::vector<Path>& out) {
   struct Frame {
-    VertexId vertex;
-    std::size_t next;
+    std::size_t next, end; // the vertex's out-edges: dag_[next, end)
   };
-  std::vector<Frame> frames{{src, 0}};
+  auto frame_of = [&](VertexId u) {
+    const auto [lo, hi] =
+        std::equal_range(dag_.begin(), dag_.end(), DagEdge{u, 0, 0},
+                         [](const DagEdge& a, const DagEdge& b) { return a.from < b.from; });
+    return Frame{static_cast<std::size_t>(lo - dag_.begin()),
+                 static_cast<std::size_t>(hi - dag_.begin())};
+  };
+  std::vector<Frame> frames{frame_of(src)};
   Path path;
   while (!frames.empty() && out.size() < max_paths_) {
     Frame& frame = frames.back();
-    if (frame.vertex == dst) {
-      out.push_back(path);
+    if (frame.next == frame.end) {
       frames.pop_back();
+      if (!path.empty()) path.pop_back(); // the link into the vertex just left
+      continue;
+    }
+    const DagEdge& edge = dag_[frame.next++];
+    path.push_back(edge.link);
+    if (edge.to == dst) {
+      out.push_back(path);
       path.pop_back();
       continue;
     }
-    const auto links = topology_.out_links(frame.vertex);
-    bool advanced = false;
-    while (frame.next < links.size()) {
-      const LinkId l = links[frame.next++];
-      const VertexId v = topology_.link(l).dst;
-      if (!on_path_[v] || dist_[frame.vertex] + cost_[l] != dist_[v]) continue;
-      path.push_back(l);
-      frames.push_back(Frame{v, 0}); // invalidates `frame`
-      advanced = true;
-      break;
-    }
-    if (advanced) continue;
-    frames.pop_back();
-    if (!path.empty()) path.pop_back();
+    frames.push_back(frame_of(edge.to)); // invalidates `frame`
   }
 }
 

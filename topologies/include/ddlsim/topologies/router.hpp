@@ -10,8 +10,8 @@
 //
 // Algorithm: Dijkstra from src over the vertices the transit rules allow, stopping once dst is
 // settled (link costs are positive, so every predecessor on a least-cost path is settled by
-// then); a backward sweep over tight links marks the vertices on least-cost paths, and a
-// depth-first walk from src over marked vertices, out-links in id order, lists the paths in
+// then); a backward sweep from dst over tight links collects the links of least-cost paths,
+// and a depth-first walk from src over them, in link id order, lists the paths in
 // lexicographic order. Scratch arrays are sized once and only touched entries are reset.
 #pragma once
 
@@ -43,20 +43,41 @@ public:
   void clear_cache() { cache_.clear(); }
 
 private:
+  // One out-link in the router's flat copy of the graph.
+  struct Arc {
+    VertexId dst;
+    LinkId link;
+    std::int64_t cost;
+  };
+  // A link on some least-cost path of the current query.
+  struct DagEdge {
+    VertexId from;
+    LinkId link;
+    VertexId to;
+    bool operator<(const DagEdge& o) const {
+      return from != o.from ? from < o.from : link < o.link;
+    }
+  };
+
   std::vector<Path> compute(VertexId src, VertexId dst);
-  bool may_use(VertexId v, VertexId dst, std::int32_t src_node, std::int32_t dst_node) const;
   void enumerate(VertexId src, VertexId dst, std::vector<Path>& out);
 
   const Topology& topology_;
   std::size_t max_paths_;
   std::unordered_map<std::uint64_t, std::vector<Path>> cache_;
-  // Per-link cost, and per-query scratch sized to the vertex count.
-  std::vector<std::int64_t> cost_;
+  // The graph as arrays: out-arcs of v are arcs_[first_arc_[v] .. first_arc_[v + 1]), in link
+  // id order; transit_[v] is v's node, -1 for fabric switches, -2 for GPUs (never transit).
+  std::vector<std::uint32_t> first_arc_;
+  std::vector<Arc> arcs_;
+  std::vector<std::int32_t> transit_;
+  std::vector<std::int64_t> cost_; // by link id
+  // Per-query scratch sized to the vertex count; only touched entries are reset.
   std::vector<std::int64_t> dist_;    // INT64_MAX when untouched
   std::vector<std::uint8_t> on_path_; // 1 = on some least-cost src->dst path
   std::vector<VertexId> touched_;
   std::vector<std::pair<std::int64_t, VertexId>> heap_;
   std::vector<VertexId> stack_;
+  std::vector<DagEdge> dag_;
 };
 
 } // namespace ddlsim::topo
