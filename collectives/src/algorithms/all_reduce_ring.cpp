@@ -6,13 +6,16 @@
 // from r-1, so after p-1 steps it owns the full sum of block r+1; all-gather step s passes the
 // finished block r+1-s on and receives block r-s.
 //
-// params.chunks = C pipelines each block in C chunks (2(p-1)C sends per rank, each waiting only
-// for the chunk it forwards: α grows to 2(p-1)Cα on the critical path while the transfers of
-// consecutive steps overlap, as in NCCL's ring). params.channels = K splits every block into K
-// slices run as K independent rings (one program per channel); all channels go the same way
-// round the ring, r -> r+1, so on a bidirectional fabric they share the same links; an engine
-// that maps channels to different paths gets NCCL's multi-ring behaviour. avg: the owner of a
-// finished block scales it by 1/p before the all-gather (n/p work per rank, not n).
+// params.chunks = C pipelines each block in C chunks: 2(p-1)C sends per rank, each waiting only
+// for the chunk it forwards. The bytes per link stay the same; the latency term becomes
+// 2(p-1)Cα and the reduction of one chunk overlaps the transfer of the next (γ hides behind β),
+// as in NCCL's sliced ring.
+//
+// params.channels = K splits every block into K slices run as K independent rings (one program
+// per channel). All channels go the same way round the ring, r -> r+1, so on one fabric they
+// share the same links; an engine that maps channels to different paths gets NCCL's multi-ring
+// behaviour. avg: the owner of a finished block scales it by 1/p before the all-gather (n/p work
+// per rank, not n).
 #include "common.hpp"
 #include "registry.hpp"
 
