@@ -196,6 +196,16 @@ TEST_CASE("single_switch: one switch - its latency split over the two NIC links"
   const auto nic = out_links_of_class(t, t.node(0).nics[0], LinkClass::nic);
   REQUIRE(nic.size() == 1);
   CHECK(nic[0]->latency == 10 * kPsPerUs + 500 * kPsPerNs);
+  CHECK(nic[0]->bandwidth_bytes_per_second == gbps_to_bytes_per_second(25));
+}
+
+TEST_CASE("single_switch: a fabric bandwidth is the port rate and caps faster NICs") {
+  FabricSpec fabric;
+  fabric.link_bytes_per_second = gbps_to_bytes_per_second(100);
+  const Topology t = build_topology(cluster("dgx-h100", 2, fabric)); // 400 Gb/s NICs
+  for (VertexId nic : t.node(1).nics)
+    CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
+          gbps_to_bytes_per_second(100));
 }
 
 TEST_CASE("heterogeneous clusters: nodes in group order - GPU ranks node-major") {

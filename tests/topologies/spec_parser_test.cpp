@@ -148,9 +148,9 @@ TEST_CASE("parser error: a key of another fabric type names the types that use i
       with_fabric(R"({"type": "leaf_spine", "spines": 2, "leaves": 2, "dims": [4, 4]})");
   CHECK_THAT(dims, Contains("/topology/fabric/dims"));
   CHECK_THAT(dims, Contains("torus2d, torus3d or ring"));
-  const std::string rate = with_fabric(R"({"type": "single_switch", "bandwidth_gbps": 100})");
-  CHECK_THAT(rate, Contains("/topology/fabric/bandwidth_gbps"));
-  CHECK_THAT(rate, Contains("no switch-to-switch links"));
+  const std::string k = with_fabric(R"({"type": "single_switch", "k": 4})");
+  CHECK_THAT(k, Contains("/topology/fabric/k"));
+  CHECK_THAT(k, Contains("used by fabric type fat_tree, not by single_switch"));
 }
 
 TEST_CASE("parser error: torus dims that do not match the node count") {

@@ -67,8 +67,10 @@ public:
                 const std::vector<NicPort>& nics, std::string where);
 
   VertexId add_switch(std::string name, int tier, int local);
-  // NIC to switch: LinkClass::nic at the NIC's rate and latency (+ extra_latency).
-  void connect_nic(const NicPort& nic, VertexId sw, Picoseconds extra_latency = 0);
+  // NIC to switch: LinkClass::nic at the NIC's rate (capped at port_rate when > 0) and
+  // latency (+ extra_latency).
+  void connect_nic(const NicPort& nic, VertexId sw, Picoseconds extra_latency = 0,
+                   double port_rate = 0);
   // Switch to switch: LinkClass::fabric at `rate` and the fabric's latency.
   void connect_switches(VertexId a, VertexId b, double rate);
 

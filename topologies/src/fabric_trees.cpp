@@ -1,6 +1,8 @@
 // Switched fabrics: single_switch, leaf_spine, rail_optimized and the k-ary fat tree.
 #include "fabric_common.hpp"
 
+#include <algorithm>
+
 namespace ddlsim::topo::detail {
 
 FabricBuilder::FabricBuilder(Topology& topology_in, const FabricSpec& spec_in,
@@ -13,9 +15,12 @@ VertexId FabricBuilder::add_switch(std::string name, int tier, int local) {
   return topology.add_vertex(Vertex{VertexKind::network_switch, std::move(name), -1, local, tier});
 }
 
-void FabricBuilder::connect_nic(const NicPort& nic, VertexId sw, Picoseconds extra_latency) {
-  topology.add_duplex_link(nic.vertex, sw, nic.bytes_per_second, nic.latency + extra_latency,
-                           LinkClass::nic, spec.buffer_bytes);
+void FabricBuilder::connect_nic(const NicPort& nic, VertexId sw, Picoseconds extra_latency,
+                                double port_rate) {
+  const double rate =
+      port_rate > 0 ? std::min(nic.bytes_per_second, port_rate) : nic.bytes_per_second;
+  topology.add_duplex_link(nic.vertex, sw, rate, nic.latency + extra_latency, LinkClass::nic,
+                           spec.buffer_bytes);
 }
 
 void FabricBuilder::connect_switches(VertexId a, VertexId b, double rate) {
@@ -23,10 +28,12 @@ void FabricBuilder::connect_switches(VertexId a, VertexId b, double rate) {
 }
 
 // One switch with every NIC on it. It has no switch-to-switch links, so the fabric latency
-// (the switch's own) is split over the two NIC links of every path through it.
+// (the switch's own) is split over the two NIC links of every path through it, and the fabric
+// bandwidth, when given, is its port rate: a NIC link runs at the slower of NIC and port.
 void build_single_switch(FabricBuilder& b) {
   const VertexId sw = b.add_switch("switch0", 0, 0);
-  for (const NicPort& nic : b.nics) b.connect_nic(nic, sw, b.spec.link_latency / 2);
+  for (const NicPort& nic : b.nics)
+    b.connect_nic(nic, sw, b.spec.link_latency / 2, b.spec.link_bytes_per_second);
 }
 
 // Leaves hold the NICs (plan_leaf_spine decides which), every leaf links to every spine with

@@ -39,7 +39,8 @@ const char* name_of(FabricType type) {
   return "?";
 }
 
-// Keys that only some fabric types accept ("type", "latency_ns" and "buffer_bytes" are for all).
+// Keys that only some fabric types accept ("type", "bandwidth_gbps", "latency_ns" and
+// "buffer_bytes" are for all).
 struct KeyOwners {
   const char* key;
   std::vector<FabricType> types;
@@ -47,8 +48,6 @@ struct KeyOwners {
 const std::vector<KeyOwners>& owned_keys() {
   using F = FabricType;
   static const std::vector<KeyOwners> keys{
-      {"bandwidth_gbps",
-       {F::leaf_spine, F::fat_tree, F::torus2d, F::torus3d, F::ring, F::rail_optimized, F::custom}},
       {"leaves", {F::leaf_spine}},
       {"spines", {F::leaf_spine}},
       {"nics_per_leaf", {F::leaf_spine}},
@@ -69,12 +68,9 @@ void reject_foreign_keys(const JsonObject& object, const Json& raw, FabricType t
     if (std::find(owners.types.begin(), owners.types.end(), type) != owners.types.end()) continue;
     std::vector<std::string> users;
     for (FabricType t : owners.types) users.emplace_back(name_of(t));
-    std::string why = "\"" + std::string(owners.key) + "\" is used by fabric type" +
-                      (users.size() > 1 ? "s " : " ") + join_choices(users) + ", not by " +
-                      name_of(type);
-    if (type == FabricType::single_switch && std::string(owners.key) == "bandwidth_gbps")
-      why += " (it has no switch-to-switch links; NIC links run at each node's "
-             "nic_bandwidth_gbps)";
+    const std::string why = "\"" + std::string(owners.key) + "\" is used by fabric type" +
+                            (users.size() > 1 ? "s " : " ") + join_choices(users) + ", not by " +
+                            name_of(type);
     throw InputError(object.child_path(owners.key), why);
   }
 }
@@ -146,8 +142,7 @@ FabricSpec parse_fabric(const JsonValue& section) {
 
   if (auto v = object.optional("latency_ns")) spec.link_latency = latency(*v);
   if (auto v = object.optional("buffer_bytes")) spec.buffer_bytes = buffer(*v);
-  if (spec.type != FabricType::single_switch)
-    if (auto v = object.optional("bandwidth_gbps")) spec.link_bytes_per_second = bandwidth(*v);
+  if (auto v = object.optional("bandwidth_gbps")) spec.link_bytes_per_second = bandwidth(*v);
   auto uplinks = [&] {
     if (auto v = object.optional("links_per_pair"))
       spec.links_per_pair = static_cast<int>(v->integer(1, kMaxLinksPerPair));

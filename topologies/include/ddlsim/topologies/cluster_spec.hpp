@@ -84,7 +84,8 @@ struct CustomLink {
 struct FabricSpec {
   FabricType type = FabricType::single_switch;
   // Switch-to-switch links; 0 = the fastest NIC's rate (leaf_spine and rail_optimized: see
-  // oversubscription).
+  // oversubscription). single_switch has no such links: there it is the switch's port rate,
+  // and a NIC link runs at the slower of NIC and port (0 = the NIC's rate).
   double link_bytes_per_second = 0;
   // Switch-to-switch links (cable + switch traversal). single_switch has none: there half of
   // it is added to every NIC-to-switch link, so a NIC-to-NIC path pays it once.
