@@ -41,9 +41,11 @@ StepStream recursive_doubling(Shape s) {
   const int i = fold.newrank(r);
   for (int d = 1; d < fold.pow2; d *= 2) {
     const int partner = i ^ d, mine = i & ~(d - 1), theirs = partner & ~(d - 1);
-    co_yield prog.emit(
-        send_step(fold.rank_of(partner), s.at(Buffer::output, blocks(mine, mine + d))), copied,
-        last);
+    // The first group of a rank that absorbed nobody is its own input: no wait for the copy.
+    const bool own_input = d == 1 && !fold.absorbs(r);
+    co_yield prog.emit(send_step(fold.rank_of(partner),
+                                 own_input ? in : s.at(Buffer::output, blocks(mine, mine + d))),
+                       own_input ? kNoStep : copied, last);
     co_yield prog.emit(
         recv_step(fold.rank_of(partner), s.at(Buffer::output, blocks(theirs, theirs + d))));
     last = prog.last();
