@@ -5,6 +5,7 @@
 #include "ddlsim/topologies/router.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace ddlsim::topo {
@@ -120,6 +121,20 @@ const char* dot_shape(VertexKind kind) {
   return "ellipse";
 }
 
+// "25 Gb/s", or "102.4 Tb/s" from 1000 Gb/s on; "300 GB/s", or "12.8 TB/s" from 1000 GB/s on.
+std::string bits_rate(double bytes_per_second) {
+  if (bytes_per_second * 8 < 1e12) return format_gbps(bytes_per_second);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4g Tb/s", bytes_per_second * 8 / 1e12);
+  return buf;
+}
+std::string bytes_rate(double bytes_per_second) {
+  if (bytes_per_second < 1e12) return format_gigabytes_per_second(bytes_per_second);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4g TB/s", bytes_per_second / 1e12);
+  return buf;
+}
+
 std::string bandwidth_label(const Link& link) {
   // Networks are quoted in bits, GPU links in bytes, as their datasheets do.
   return link.link_class == LinkClass::nic || link.link_class == LinkClass::fabric
@@ -158,17 +173,16 @@ void print_summary(const TopologySummary& summary, std::ostream& out) {
   out << "per-GPU injection bandwidth, per direction:\n";
   for (const auto& [preset, intra] : summary.gpu_intra_node_bytes_per_second) {
     const auto inter = summary.gpu_inter_node_bytes_per_second.find(preset);
-    out << "  " << preset << ": intra-node " << format_gigabytes_per_second(intra)
-        << ", inter-node "
-        << format_gbps(inter == summary.gpu_inter_node_bytes_per_second.end() ? 0 : inter->second)
+    out << "  " << preset << ": intra-node " << bytes_rate(intra) << ", inter-node "
+        << bits_rate(inter == summary.gpu_inter_node_bytes_per_second.end() ? 0 : inter->second)
         << "\n";
   }
   out << "bisection bandwidth:   ";
   if (summary.nodes < 2)
     out << "n/a (one node)\n";
   else
-    out << format_gbps(summary.bisection_bytes_per_second) << " per direction ("
-        << format_gigabytes_per_second(summary.bisection_bytes_per_second)
+    out << bits_rate(summary.bisection_bytes_per_second) << " per direction ("
+        << bytes_rate(summary.bisection_bytes_per_second)
         << "), first half of the nodes to the second\n";
   const std::string over = std::to_string(summary.gpu_pairs_examined) + " GPU pairs" +
                            (summary.pairs_sampled ? ", sampled" : ", all");
