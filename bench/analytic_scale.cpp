@@ -1,0 +1,82 @@
+// Generates and analytically evaluates one all-reduce on a k=32 fat tree and prints ranks, steps,
+// steps per second, wall seconds and peak RSS. One configuration per process so that peak RSS
+// is that configuration's own; scripts/bench runs the whole table.
+//
+//   bench_analytic_scale ALGORITHM RANKS [BYTES]     e.g. bench_analytic_scale ring 4096
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "ddlsim/topologies/presets.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace ddlsim;
+
+namespace {
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s ALGORITHM RANKS [BYTES]\n", argv[0]);
+    return 2;
+  }
+  const std::string algorithm = argv[1];
+  const int ranks = std::atoi(argv[2]);
+  const std::uint64_t bytes = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 256ull << 20;
+  if (ranks < 8 || ranks % 8 != 0) {
+    std::fprintf(stderr, "RANKS must be a multiple of 8\n");
+    return 2;
+  }
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    // Nodes of 8 A100 with 4 NICs, so that 16,384 GPUs fill the 8,192 ports of a k=32 fat tree.
+    topo::ClusterSpec spec;
+    topo::NodeSpec node = *topo::find_node_preset("dgx-a100");
+    node.nics = 4;
+    spec.node_groups.push_back({node, ranks / 8});
+    spec.fabric.type = topo::FabricType::fat_tree;
+    spec.fabric.k = 32;
+    spec.fabric.link_bytes_per_second = gbps_to_bytes_per_second(200);
+    spec.fabric.link_latency = ns_to_ps(500);
+    const topo::Topology topology = topo::build_topology(spec);
+    topo::Router router(topology);
+    const auto built = std::chrono::steady_clock::now();
+
+    coll::CollectiveCall call;
+    call.op = coll::Op::all_reduce;
+    call.ranks = ranks;
+    call.bytes = bytes;
+    call.algorithm = algorithm;
+    for (int r = 0; r < ranks; ++r) call.node_of_rank.push_back(r / 8);
+    if (algorithm == "blueconnect" || algorithm == "torus2d") call.params.group_sizes = {8, ranks / 8};
+    const sim::CollectiveTiming timing =
+        sim::simulate_analytic(topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
+    const auto done = std::chrono::steady_clock::now();
+
+    const double wall = std::chrono::duration<double>(done - start).count();
+    const double simulate = std::chrono::duration<double>(done - built).count();
+    std::printf("%-14s ranks %6d  steps %12llu  steps/s %10.3g  build %6.2f s  simulate %7.2f s  "
+                "wall %7.2f s  peak RSS %7.1f MiB  simulated %.3f ms\n",
+                algorithm.c_str(), ranks, static_cast<unsigned long long>(timing.steps),
+                static_cast<double>(timing.steps) / simulate,
+                std::chrono::duration<double>(built - start).count(), simulate, wall, peak_rss_mib(),
+                ps_to_seconds(timing.time) * 1e3);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
