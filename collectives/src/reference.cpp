@@ -38,17 +38,42 @@ std::string describe_call(const Schedule& schedule) {
   return out.str();
 }
 
-// Per output element of `rank`, the sum over ranks of |input| at the element it reduces: the
-// scale of the rounding error a sum can accumulate.
-std::vector<double> magnitudes(const CollectiveCall& call, int rank,
-                               const std::vector<std::vector<double>>& inputs) {
-  const std::uint64_t n = call.elements();
-  const ElementRange range = call.op == Op::reduce_scatter
-                                 ? partition(n, std::uint64_t(call.ranks), std::uint64_t(rank))
-                                 : ElementRange{0, n};
-  std::vector<double> out(range.size(), 0.0);
+double rms(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x * x;
+  return v.empty() ? 0 : std::sqrt(sum / double(v.size()));
+}
+
+// Per output element of `rank` of a reduction, how far a correct schedule may be off.
+// Sum / avg: each of at most p + 2 roundings (partial sums, scale) errs by at most eps/2 of a
+// value bounded by the sum of the input magnitudes at that element, so (p + 2)·eps·Σ|x| bounds
+// the error whatever the order of the sum. (It is loose for bf16 and many ranks: integer inputs,
+// checked exactly in every dtype, carry the burden of catching small errors.)
+// Adasum: each of lg p levels rounds a combination whose coefficients depend on whole vectors,
+// so the bound is relative to the vectors' scale, 2(lg p + 2)·eps·(|want| + rms(want) + largest
+// rms(input)): about 3x the worst error measured over the adasum sweep of the tests.
+std::vector<double> tolerances(const CollectiveCall& call, int rank,
+                               const std::vector<std::vector<double>>& inputs,
+                               const std::vector<double>& want) {
+  const double eps = detail::epsilon(call.dtype), p = call.ranks;
+  std::vector<double> out(want.size(), 0.0);
+  if (call.reduction == Reduction::adasum) {
+    const double scale = rms(want);
+    double widest = 0;
+    for (const auto& input : inputs) widest = std::max(widest, rms(input));
+    const double levels = std::ceil(std::log2(p));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      out[i] = 2 * (levels + 2) * eps * (std::fabs(want[i]) + scale + widest) + 1e-6;
+    return out;
+  }
+  const ElementRange range =
+      call.op == Op::reduce_scatter
+          ? partition(call.elements(), std::uint64_t(call.ranks), std::uint64_t(rank))
+          : ElementRange{0, call.elements()};
   for (const auto& input : inputs)
-    for (std::uint64_t i = 0; i < range.size(); ++i) out[i] += std::fabs(input[range.begin + i]);
+    for (std::uint64_t i = 0; i < range.size() && i < out.size(); ++i)
+      out[i] += std::fabs(input[range.begin + i]);
+  for (double& t : out) t = (p + 2) * eps * (call.reduction == Reduction::avg ? t / p : t) + 1e-6;
   return out;
 }
 
@@ -57,7 +82,6 @@ std::string compare(const Schedule& schedule, bool exact,
                     const std::vector<std::vector<double>>& outputs,
                     const std::vector<std::vector<double>>& expected) {
   const CollectiveCall& call = schedule.call();
-  const double eps = detail::epsilon(call.dtype), p = call.ranks;
   for (int r = 0; r < call.ranks; ++r) {
     const auto& got = outputs[std::size_t(r)];
     const auto& want = expected[std::size_t(r)];
@@ -65,27 +89,13 @@ std::string compare(const Schedule& schedule, bool exact,
     if (got.size() != want.size())
       return "rank " + std::to_string(r) + ": the output holds " + std::to_string(got.size()) +
              " elements, the expected result " + std::to_string(want.size());
-    std::vector<double> scale;
-    double widest = 0;
-    if (!exact && reduces(call.op)) {
-      scale = magnitudes(call, r, inputs);
-      for (double& m : scale) {
-        if (call.reduction == Reduction::avg) m /= p;
-        widest = std::max(widest, m);
-      }
-    }
+    const std::vector<double> tolerance =
+        exact ? std::vector<double>(got.size(), 0.0) : tolerances(call, r, inputs, want);
     for (std::size_t i = 0; i < got.size(); ++i) {
-      double tolerance = 0;
-      if (!exact) {
-        // Each of at most p + 2 roundings (inputs, partial sums, scale) errs by eps/2 of a value
-        // bounded by the sum of magnitudes; adasum's coefficients mix whole vectors.
-        const double m = call.reduction == Reduction::adasum ? 8 * widest : scale[i];
-        tolerance = (p + 2) * eps * m + 1e-6;
-      }
-      if (!(std::fabs(got[i] - want[i]) <= tolerance)) {
+      if (!(std::fabs(got[i] - want[i]) <= tolerance[i])) {
         std::ostringstream out;
         out << "rank " << r << " element " << i << ": got " << got[i] << ", expected " << want[i];
-        if (!exact) out << " (tolerance " << tolerance << ")";
+        if (!exact) out << " (tolerance " << tolerance[i] << ")";
         return out.str();
       }
     }

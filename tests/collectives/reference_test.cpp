@@ -110,6 +110,7 @@ TEST_CASE("reference: data movement is bit exact and sums of small integers are 
       const auto gather = Schedule::make(make_call(Op::all_gather, "bruck", 7, 7 * 13, dtype));
       const auto inputs = reference_inputs(gather.call(), {integer, 3});
       const ReferenceRun run = execute_reference(gather, inputs);
+      INFO(run.status.error);
       REQUIRE(run.status.ok);
       std::vector<double> all;
       for (const auto& v : inputs) all.insert(all.end(), v.begin(), v.end());
@@ -119,6 +120,7 @@ TEST_CASE("reference: data movement is bit exact and sums of small integers are 
     const auto sum = Schedule::make(make_call(Op::all_reduce, "ring", 64, 100, dtype));
     const auto inputs = reference_inputs(sum.call(), {true, 5});
     const ReferenceRun run = execute_reference(sum, inputs);
+    INFO(run.status.error);
     REQUIRE(run.status.ok);
     for (std::size_t i = 0; i < 100; ++i) {
       double exact = 0;
@@ -136,6 +138,7 @@ TEST_CASE("reference: stores round to nearest even in fp16 and bf16") {
     const Schedule s =
         hand_made(call, {{copy(in(0, e), out(0, e)), with_dep(scale(out(0, e), factor), 0)}});
     const ReferenceRun run = execute_reference(s, {{value}});
+    INFO(run.status.error);
     REQUIRE(run.status.ok);
     return run.outputs[0][0];
   };
@@ -167,6 +170,7 @@ TEST_CASE("reference: top-k compress, send and decompress") {
       {16, 16});
   // -4 and 4 tie in magnitude: the lower index (4) wins.
   const ReferenceRun run = execute_reference(s, {{1, -5, 3, 0.5, 4, -4, 0, 2}, {}});
+  INFO(run.status.error);
   REQUIRE(run.status.ok);
   CHECK(run.outputs[1] == std::vector<double>{0, -5, 0, 0, 4, 0, 0, 0});
   CHECK(run.status.bytes_sent == 16);
@@ -197,6 +201,7 @@ TEST_CASE("reference: fp16 cast, chunk norms and chunk select") {
       {32});
   const double tiny = 1 + 0x1p-12; // rounds to 1 in fp16
   const ReferenceRun run = execute_reference(s, {{1, 1, 3, 4, tiny, 0}});
+  INFO(run.status.error);
   REQUIRE(run.status.ok);
   // Chunk norms: sqrt(2), 5, ~1: chunk 1 = {3, 4} is selected and written back; then + fp16(x).
   CHECK(run.outputs[0] == std::vector<double>{1, 1, 6, 8, 1, 0});
@@ -207,6 +212,7 @@ TEST_CASE("reference: adasum of two orthogonal vectors is their sum, parallel on
     const CollectiveCall call = make_call(Op::all_reduce, "recursive_doubling", 2, a.size(),
                                           DataType::fp32, Reduction::adasum);
     const ReferenceRun run = execute_reference(Schedule::make(call), {a, b});
+    INFO(run.status.error);
     REQUIRE(run.status.ok);
     CHECK(run.outputs[0] == run.outputs[1]);
     return run.outputs[0];

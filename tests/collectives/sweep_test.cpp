@@ -139,8 +139,7 @@ TEST_CASE("sweep: adasum all-reduce by recursive doubling on every power-of-two 
           const CollectiveCall call =
               make_call(Op::all_reduce, "recursive_doubling", p, n, dtype, Reduction::adasum);
           const ReferenceResult result = run_reference(Schedule::make(call), {integer, 7});
-          INFO(describe(call, integer));
+          INFO(describe(call, integer) << ": " << result.error);
           REQUIRE(result.ok);
-          INFO(result.error);
         }
 }

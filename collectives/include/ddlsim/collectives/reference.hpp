@@ -20,8 +20,8 @@ struct ReferenceResult {
 };
 
 struct ReferenceOptions {
-  // Input values: small integers (exact sums in any dtype up to the rank counts tested), or
-  // random reals checked within a tolerance scaled to the dtype.
+  // Input values: small integers (exact sums in any dtype for up to 256 ranks), or random reals
+  // in [-1, 1] checked within a tolerance scaled to the dtype.
   bool integer_inputs = true;
   std::uint64_t seed = 1;
 };
@@ -35,8 +35,8 @@ struct ReferenceOptions {
 // posted receive will write (writes conflict with both, reads with writes), is an error, and so
 // is a receive whose bytes arrive while an unfinished send of that rank still reads them. The check
 // compares with the algorithm's expected_outputs: exactly for data movement and for integer inputs
-// whose sums are exact in the dtype, else within a bound of (ranks + 2) roundings of the dtype
-// (looser for adasum).
+// whose sums are exact in the dtype (inputs in [-3, 3], fewer when ranks are many), else within
+// a bound of (ranks + 2) roundings of the dtype (for adasum, relative to the vectors' scale).
 ReferenceResult run_reference(const Schedule& schedule, const ReferenceOptions& options = {});
 
 // The inputs run_reference uses: [rank][element], already rounded to the call's dtype, one
