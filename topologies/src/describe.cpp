@@ -184,7 +184,8 @@ void print_summary(const TopologySummary& summary, std::ostream& out) {
     out << bits_rate(summary.bisection_bytes_per_second) << " per direction ("
         << bytes_rate(summary.bisection_bytes_per_second)
         << "), first half of the nodes to the second\n";
-  const std::string over = std::to_string(summary.gpu_pairs_examined) + " GPU pairs" +
+  const std::string over = std::to_string(summary.gpu_pairs_examined) + " GPU pair" +
+                           (summary.gpu_pairs_examined == 1 ? "" : "s") +
                            (summary.pairs_sampled ? ", sampled" : ", all");
   out << "diameter:              " << summary.diameter_hops << " links (" << over << ")\n";
   out << "ECMP paths:            " << summary.ecmp_first_to_last

@@ -21,6 +21,6 @@ inline constexpr double kMaxLatencyNs = 1.0e9;                           // 1 s 
 inline constexpr std::uint64_t kMaxBufferBytes = std::uint64_t{1} << 40; // 1 TiB per port
 inline constexpr int kMaxSwitchesPerTier = 1 << 16; // leaves, spines, rail spines
 inline constexpr int kMaxFatTreeK = 64;             // 65,536 host ports, 5,120 switches
-inline constexpr long kMaxFabricLinks = 1L << 22;   // duplex switch-to-switch links in all
+inline constexpr long kMaxFabricLinks = 1L << 20;   // duplex switch-to-switch links in all
 
 } // namespace ddlsim::topo
