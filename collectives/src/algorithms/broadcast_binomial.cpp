@@ -3,7 +3,9 @@
 // every 2^j < 2^k (largest first).
 //
 // Cost (Thakur, Rabenseifner & Gropp 2005, sec. 4.2): ⌈lg p⌉(α + nβ). The root copies its input
-// to its output and sends from the input, so nothing it sends waits for the copy.
+// to its output and sends from the input, so nothing it sends waits for the copy. A rank's sends
+// go one after another (each waits for the previous one to complete, as MPICH's blocking sends
+// do): sent all at once they would share the sender's link and the tree would lose its rounds.
 #include "common.hpp"
 #include "registry.hpp"
 
@@ -30,8 +32,12 @@ StepStream binomial(Shape s) {
     have = prog.last();
     from = out;
   }
-  for (int m = mask / 2; m >= 1; m /= 2)
-    if (v + m < s.p) co_yield prog.emit(send_step(real(v + m), from), have);
+  std::uint32_t previous_send = kNoStep;
+  for (int m = mask / 2; m >= 1; m /= 2) {
+    if (v + m >= s.p) continue;
+    co_yield prog.emit(send_step(real(v + m), from), have, previous_send);
+    previous_send = prog.last();
+  }
 }
 
 class Binomial final : public Generator {
