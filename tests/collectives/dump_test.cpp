@@ -23,7 +23,7 @@ MaterializedSchedule reload(const MaterializedSchedule& m) {
 
 } // namespace
 
-TEST_CASE("dump: JSON round-trips every generator, and the loaded schedule still runs") {
+TEST_CASE("dump: JSON round-trips every generator and the loaded schedule still runs") {
   for (const Algorithm* a : all_algorithms()) {
     CollectiveCall call = make_call(a->op(), std::string(a->name()), 5, 5 * 7, DataType::fp16,
                                     a->op() == Op::all_reduce ? Reduction::avg : Reduction::sum);
@@ -57,7 +57,7 @@ TEST_CASE("dump: the text form of a ring of 4 says what each rank does") {
   CHECK_THAT(text, Contains("rank 3 ch 0 #11 recv from 2  -> output[16,32)  16 B\n"));
 }
 
-TEST_CASE("dump: loading rejects unknown keys, bad enums and broken schedules by path") {
+TEST_CASE("dump: loading rejects unknown keys / bad enums and broken schedules by path") {
   const MaterializedSchedule m =
       materialize(Schedule::make(make_call(Op::all_reduce, "ring", 2, 4)));
   auto load_error = [](const Json& j) {

@@ -156,7 +156,7 @@ TEST_CASE("reference: stores round to nearest even in fp16 and bf16") {
   CHECK(scaled(DataType::fp16, 1 + 0x1p-12, 1) == 1);
 }
 
-TEST_CASE("reference: top-k compress, send and decompress") {
+TEST_CASE("reference: top-k compress / send and decompress") {
   // Rank 0 keeps the 2 largest magnitudes of 8 fp32 values as (index, value) pairs, sends them,
   // rank 1 scatter-adds them into its (zeroed) output.
   CollectiveCall call = make_call(Op::send_recv, "direct", 2, 8);
@@ -176,7 +176,7 @@ TEST_CASE("reference: top-k compress, send and decompress") {
   CHECK(run.status.bytes_sent == 16);
 }
 
-TEST_CASE("reference: fp16 cast, chunk norms and chunk select") {
+TEST_CASE("reference: fp16 cast / chunk norms and chunk select") {
   const CollectiveCall call = make_call(Op::all_reduce, "ring", 1, 6);
   // Chunks of 2 fp32 values (8 B): norms into scratch[0,12), the 1 largest chunk packed into
   // scratch[12,20), written back to the output; then output += fp16(input) via the cast codec.
@@ -207,7 +207,7 @@ TEST_CASE("reference: fp16 cast, chunk norms and chunk select") {
   CHECK(run.outputs[0] == std::vector<double>{1, 1, 6, 8, 1, 0});
 }
 
-TEST_CASE("reference: adasum of two orthogonal vectors is their sum, parallel ones average") {
+TEST_CASE("reference: adasum of two orthogonal vectors is their sum / parallel ones average") {
   auto adasum = [](std::vector<double> a, std::vector<double> b) {
     const CollectiveCall call = make_call(Op::all_reduce, "recursive_doubling", 2, a.size(),
                                           DataType::fp32, Reduction::adasum);

@@ -56,7 +56,7 @@ TEST_CASE("schedule: malformed calls are rejected with what to change") {
              Contains("does not support adasum"));
 }
 
-TEST_CASE("schedule: the registry lists every op's generators once, each with its cost") {
+TEST_CASE("schedule: the registry lists every op's generators once / each with its cost") {
   std::set<std::pair<Op, std::string>> seen;
   for (const Algorithm* a : all_algorithms()) {
     CHECK(seen.insert({a->op(), std::string(a->name())}).second);
@@ -141,7 +141,7 @@ TEST_CASE("schedule: traffic matches the closed forms") {
   }
 }
 
-TEST_CASE("schedule: one rank copies input to output, zero bytes have no steps") {
+TEST_CASE("schedule: one rank copies input to output / zero bytes have no steps") {
   for (const Algorithm* a : all_algorithms()) {
     const MaterializedSchedule one =
         materialize(Schedule::make(make_call(a->op(), std::string(a->name()), 1, 5)));
@@ -153,7 +153,7 @@ TEST_CASE("schedule: one rank copies input to output, zero bytes have no steps")
   }
 }
 
-TEST_CASE("schedule: programs are streamed, so a 16384-rank ring needs no whole schedule") {
+TEST_CASE("schedule: programs are streamed / so a 16384-rank ring needs no whole schedule") {
   CollectiveCall call = make_call(Op::all_reduce, "ring", 16384, 1 << 20);
   const Schedule schedule = Schedule::make(call);
   StepStream stream = schedule.program(12345, 0);

@@ -61,7 +61,7 @@ TEST_CASE("validate: a range outside its buffer") {
   CHECK_THAT(message, Contains("output[56,72) is outside the output buffer of 64 B"));
 }
 
-TEST_CASE("validate: writing the input, sending to oneself, a lost receive") {
+TEST_CASE("validate: writing the input / sending to oneself / a lost receive") {
   MaterializedSchedule m = ring4();
   m.programs[0][0][1].dst.buffer = Buffer::input;
   CHECK_THAT(validation_error(m), Contains("input buffer is read-only"));
@@ -75,7 +75,7 @@ TEST_CASE("validate: writing the input, sending to oneself, a lost receive") {
   CHECK_THAT(validation_error(m), Contains("on channel 0"));
 }
 
-TEST_CASE("validate: programs missing for a channel, and a wrong channel field") {
+TEST_CASE("validate: programs missing for a channel and a wrong channel field") {
   MaterializedSchedule m = ring4();
   m.programs[2].clear();
   CHECK_THAT(validation_error(m), Contains("rank 2 has 0 programs for 1 channels"));
@@ -84,7 +84,7 @@ TEST_CASE("validate: programs missing for a channel, and a wrong channel field")
   CHECK_THAT(validation_error(m), Contains("says channel 1"));
 }
 
-TEST_CASE("validate: too many deps, misaligned element ranges, partial overlap") {
+TEST_CASE("validate: too many deps / misaligned element ranges / partial overlap") {
   MaterializedSchedule m = ring4();
   m.programs[0][0][2].dep_count = 5;
   CHECK_THAT(validation_error(m), Contains("more than 4"));

@@ -51,7 +51,7 @@ TEST_CASE("choices suggest the nearest valid value") {
              Contains("did you mean \"leaf_spine\"?"));
 }
 
-TEST_CASE("syntax errors name the file, line and column") {
+TEST_CASE("syntax errors name the file / line and column") {
   const std::string message =
       error_of([] { parse_json_text("{\n  \"a\": 1,\n  \"b\": }\n", "s.json"); });
   CHECK_THAT(message, Contains("s.json:3:"));

@@ -113,7 +113,7 @@ TEST_CASE("output keys are checked") {
   CHECK_THAT(load_error(R"({"output": {"jsn": "a.json"}})"), Contains("did you mean \"json\"?"));
 }
 
-TEST_CASE("syntax errors name file, line and column") {
+TEST_CASE("syntax errors name file / line and column") {
   try {
     parse_json_text("{\"topology\": {,}}", "bad.json");
     FAIL("no error");

@@ -44,7 +44,7 @@ TEST_CASE("one flow moves at the bottleneck bandwidth") {
   CHECK(finish_times(network).at(7) == 1'000'000'000);  // 1 MB at 1 GB/s = 1 ms
 }
 
-TEST_CASE("flows sharing a link split it, and the survivor speeds up") {
+TEST_CASE("flows sharing a link split it and the survivor speeds up") {
   const topo::Topology t = line({1e9});
   FlowNetwork network(t);
   const std::vector<topo::LinkId> path{0};
