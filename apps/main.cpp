@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   ddlsim::cli::add_run_command(app);
+  ddlsim::cli::add_schedule_command(app);
   ddlsim::cli::add_check_command(app);
   ddlsim::cli::add_topo_command(app);
   ddlsim::cli::add_presets_command(app);

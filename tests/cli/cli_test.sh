@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `ddlsim` command as a user runs it. Usage: cli_test.sh DDLSIM SCENARIOS
+# Prints "N passed, M failed" and exits non-zero on any failure.
+set -u
+ddlsim="$1"
+scenarios="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME COMMAND...: passes when COMMAND exits 0
+  local name="$1"
+  shift
+  if "$@" >"$work/out" 2>"$work/err"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL: $name"
+    sed 's/^/  out: /' "$work/out" | head -20
+    sed 's/^/  err: /' "$work/err" | head -20
+  fi
+}
+
+# Runs ddlsim expecting exit status $1; stderr must contain $2.
+expect_error() {
+  local status="$1" text="$2"
+  shift 2
+  "$ddlsim" "$@" >"$work/stdout" 2>"$work/stderr"
+  local got=$?
+  [[ $got -eq $status ]] || { echo "exit status $got, expected $status"; cat "$work/stderr"; return 1; }
+  grep -qF -- "$text" "$work/stderr" || { echo "stderr lacks: $text"; cat "$work/stderr"; return 1; }
+}
+
+check "--version names the program" bash -c "'$ddlsim' --version | grep -q '^ddlsim [0-9]'"
+check "--help lists every subcommand" bash -c \
+  "'$ddlsim' --help | grep -q run && '$ddlsim' --help | grep -q schedule && '$ddlsim' --help | grep -q topo && '$ddlsim' --help | grep -q check"
+check "no subcommand is bad input (exit 2)" expect_error 2 "subcommand" 
+check "check accepts every bundled scenario" bash -c \
+  "find '$scenarios' -name '*.json' -not -path '*/schema/*' -not -path '*/presets/*' -print0 | xargs -0 '$ddlsim' check"
+
+# A typo in a scenario: exit 2, the path and the suggestion on stderr, nothing on stdout.
+cat >"$work/typo.json" <<'JSON'
+{"include": "cloud-v100-25g", "topology": {"fabric": {"type": "single_switch", "latncy_ns": 5}}}
+JSON
+check "a typo names the path and the nearest key" expect_error 2 'did you mean "latency_ns"' run "$work/typo.json"
+check "a missing file is bad input" expect_error 2 "scenario" run "$work/missing.json"
+check "a bad flag value is bad input" expect_error 2 "did you mean \"all_reduce\"" schedule --op allreduce
+
+# Determinism: the same scenario and seed give a byte-identical report.
+check "run writes a JSON report" "$ddlsim" run "$scenarios/default.json" --json "$work/a.json"
+check "run again writes the same bytes" "$ddlsim" run "$scenarios/default.json" --json "$work/b.json"
+check "the two reports are byte-identical" cmp "$work/a.json" "$work/b.json"
+check "the table has the nccl-tests columns" bash -c \
+  "'$ddlsim' run '$scenarios/default.json' | grep -q 'size.*count.*type.*redop.*time(us).*algbw.*busbw'"
+check "run --trace writes a Chrome trace" bash -c \
+  "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
+check "auto explains its choice" bash -c "'$ddlsim' run '$scenarios/dgx-a100.json' --algorithm auto | grep -q 'auto chose'"
+
+check "topo describe prints the figures" bash -c \
+  "'$ddlsim' topo describe '$scenarios/default.json' | grep -q 'bisection bandwidth'"
+check "topo describe --dot writes Graphviz" bash -c \
+  "'$ddlsim' topo describe '$scenarios/default.json' --dot '$work/c.dot' >/dev/null && grep -q '^graph\|^digraph' '$work/c.dot'"
+check "schedule --check proves a ring correct" bash -c \
+  "'$ddlsim' schedule --op all_reduce --algo ring --ranks 5 --bytes 4KiB --check | grep -q 'reference executor: correct'"
+check "schedule --json dumps a loadable schedule" bash -c \
+  "'$ddlsim' schedule --algo rabenseifner --ranks 6 --bytes 1KiB --json '$work/s.json' >/dev/null && /usr/bin/python3 -c \"import json; json.load(open('$work/s.json'))\""
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
