@@ -8,7 +8,6 @@
 #include <deque>
 #include <limits>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace ddlsim::sim {
 namespace {
@@ -27,6 +26,12 @@ struct Slot {
   bool done = false;
 };
 
+// A started send or receive waiting for its partner, kept by the receiving program.
+struct Waiting {
+  std::int32_t sender;  // rank of the sending side
+  StepRef step;
+};
+
 // One (rank, channel) program: the steps pulled from its stream and not yet retired.
 struct Program {
   coll::StepStream stream;
@@ -36,6 +41,16 @@ struct Program {
   bool exhausted = false;
   std::int32_t rank = 0;
   std::uint16_t channel = 0;
+  // Matching (rule 2 of step.hpp): sends to this program that found no receive yet, and this
+  // program's receives that found no send yet, each in start order. Usually zero or one entry,
+  // so a scan beats a map.
+  std::vector<Waiting> sends_in;
+  std::vector<Waiting> receives;
+  // The path of the last peer this program sent to: rings and trees send to the same peer over
+  // and over, and the ECMP choice is a function of (src, dst, channel), so reusing it is exact.
+  std::int32_t path_peer = -1;
+  const topo::Path* path = nullptr;
+  Picoseconds path_latency = 0;
 };
 
 struct Transfer {
@@ -43,11 +58,6 @@ struct Transfer {
   StepRef recv;
   std::uint64_t bytes;
   const topo::Path* path;
-};
-
-struct MatchQueue {
-  std::deque<StepRef> sends;
-  std::deque<StepRef> receives;
 };
 
 enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done };
@@ -87,6 +97,7 @@ public:
       rates_.push_back(rates);
     }
     const int channels = schedule.channels();
+    channels_ = static_cast<std::uint32_t>(channels);
     programs_.resize(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels));
     for (int r = 0; r < ranks; ++r)
       for (int c = 0; c < channels; ++c) {
@@ -149,29 +160,32 @@ private:
     }
   }
 
-  static std::uint64_t match_key(std::int32_t src, std::int32_t dst, std::uint16_t channel) {
-    return (static_cast<std::uint64_t>(src) << 40) | (static_cast<std::uint64_t>(dst) << 16) | channel;
+  std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
+    return static_cast<std::uint32_t>(rank) * channels_ + channel;
+  }
+
+  // Removes and returns the first entry from `sender`, if any.
+  static bool take(std::vector<Waiting>& waiting, std::int32_t sender, StepRef& found) {
+    for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+      if (it->sender != sender) continue;
+      found = it->step;
+      waiting.erase(it);
+      return true;
+    }
+    return false;
   }
 
   void begin(const Step& step, StepRef ref, std::int32_t rank) {
     if (step.is_send()) {
-      MatchQueue& queue = matches_[match_key(rank, step.peer, step.channel)];
-      if (queue.receives.empty()) {
-        queue.sends.push_back(ref);
-      } else {
-        const StepRef receive = queue.receives.front();
-        queue.receives.pop_front();
-        start_transfer(ref, receive);
-      }
+      Program& receiver = programs_[program_of(step.peer, step.channel)];
+      StepRef receive;
+      if (take(receiver.receives, rank, receive)) start_transfer(ref, receive);
+      else receiver.sends_in.push_back(Waiting{rank, ref});
     } else if (step.is_receive()) {
-      MatchQueue& queue = matches_[match_key(step.peer, rank, step.channel)];
-      if (queue.sends.empty()) {
-        queue.receives.push_back(ref);
-      } else {
-        const StepRef send = queue.sends.front();
-        queue.sends.pop_front();
-        start_transfer(send, ref);
-      }
+      Program& self = programs_[ref.program];
+      StepRef send;
+      if (take(self.sends_in, step.peer, send)) start_transfer(send, ref);
+      else self.receives.push_back(Waiting{step.peer, ref});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
@@ -182,21 +196,29 @@ private:
     }
   }
 
-  void start_transfer(StepRef send, StepRef receive) {
-    const Program& sender = programs_[send.program];
-    const Program& receiver = programs_[receive.program];
+  // The ECMP path of (sender, receiver, channel): a seeded hash picks one of the equal-cost paths.
+  void choose_path(Program& sender, std::int32_t receiver) {
     const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(sender.rank)];
-    const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver.rank)];
+    const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver)];
     const std::vector<topo::Path>& paths = router_.paths(src, dst);
     if (paths.empty())
       throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
                                        topology_.vertex(dst).name);
     const std::uint64_t hash = mix(options_.seed ^ mix((static_cast<std::uint64_t>(sender.rank) << 32) ^
-                                                       (static_cast<std::uint64_t>(receiver.rank) << 8) ^
+                                                       (static_cast<std::uint64_t>(receiver) << 8) ^
                                                        sender.channel));
-    const topo::Path& path = paths[hash % paths.size()];
-    Picoseconds latency = options_.per_step_overhead;
-    for (topo::LinkId link : path) latency += topology_.link(link).latency;
+    sender.path_peer = receiver;
+    sender.path = &paths[hash % paths.size()];
+    sender.path_latency = 0;
+    for (topo::LinkId link : *sender.path) sender.path_latency += topology_.link(link).latency;
+  }
+
+  void start_transfer(StepRef send, StepRef receive) {
+    Program& sender = programs_[send.program];
+    const std::int32_t receiver = programs_[receive.program].rank;
+    if (sender.path_peer != receiver) choose_path(sender, receiver);
+    const topo::Path& path = *sender.path;
+    const Picoseconds latency = options_.per_step_overhead + sender.path_latency;
     // Transfer ids are recycled: memory follows the transfers in flight, not the total.
     std::uint32_t id;
     if (free_transfers_.empty()) {
@@ -284,7 +306,7 @@ private:
   std::vector<Program> programs_;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
-  std::unordered_map<std::uint64_t, MatchQueue> matches_;
+  std::uint32_t channels_ = 1;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;
   CollectiveTiming result_;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <queue>
 
 namespace ddlsim::sim {
 namespace {
@@ -98,20 +97,38 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   // 3. Progressive filling: repeatedly saturate the link with the smallest fair share and freeze
   //    its flows at that share. A link's share only grows as other flows freeze, so a lazy heap
   //    of (share, link) is exact: a popped entry whose share has grown is pushed back.
-  using ShareEntry = std::pair<double, topo::LinkId>;
-  std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<ShareEntry>> shares;
+  if (component_flows_.size() == 1) {
+    // Alone on its links (the common case inside a node): the bottleneck link's bandwidth.
+    const FlowId id = component_flows_.front();
+    Flow& flow = flows_[id];
+    double rate = std::numeric_limits<double>::infinity();
+    for (topo::LinkId link : *flow.path)
+      rate = std::min(rate, topology_.link(link).bandwidth_bytes_per_second);
+    if (rate != flow.rate || flow.finish == kNever) {
+      flow.rate = rate;
+      schedule_finish(id, now);
+    }
+    return;
+  }
+  constexpr auto kSmallestShareFirst = std::greater<ShareEntry>{};
+  auto push_share = [&](double share, topo::LinkId link) {
+    share_heap_.emplace_back(share, link);
+    std::push_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
+  };
+  share_heap_.clear();
   for (topo::LinkId link : component_links_) {
     link_capacity_left_[link] = topology_.link(link).bandwidth_bytes_per_second;
     link_unfrozen_[link] = static_cast<std::uint32_t>(flows_on_link_[link].size());
-    if (link_unfrozen_[link] > 0) shares.emplace(link_capacity_left_[link] / link_unfrozen_[link], link);
+    if (link_unfrozen_[link] > 0) push_share(link_capacity_left_[link] / link_unfrozen_[link], link);
   }
-  while (!shares.empty()) {
-    const auto [share, link] = shares.top();
-    shares.pop();
+  while (!share_heap_.empty()) {
+    std::pop_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
+    const auto [share, link] = share_heap_.back();
+    share_heap_.pop_back();
     if (link_unfrozen_[link] == 0) continue;
     const double current = std::max(0.0, link_capacity_left_[link]) / link_unfrozen_[link];
     if (current > share) {
-      shares.emplace(current, link);
+      push_share(current, link);
       continue;
     }
     for (FlowId id : flows_on_link_[link]) {

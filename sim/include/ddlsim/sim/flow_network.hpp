@@ -73,6 +73,8 @@ private:
   std::vector<topo::LinkId> component_links_;
   std::vector<double> link_capacity_left_;
   std::vector<std::uint32_t> link_unfrozen_;
+  using ShareEntry = std::pair<double, topo::LinkId>;
+  std::vector<ShareEntry> share_heap_;
 };
 
 } // namespace ddlsim::sim
