@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Plots and compares ddlsim reports (the JSON of `ddlsim run --json`).
+
+  scripts/plot.py busbw REPORT.json... -o busbw.png
+      Prints, per scenario, a table of time per size for each algorithm, and writes a figure of
+      bus bandwidth against size: one panel per scenario, one line per algorithm.
+
+Uses Debian's matplotlib: run it with /usr/bin/python3.
+"""
+import argparse
+import collections
+import json
+import pathlib
+import sys
+
+
+def load(paths):
+    reports = []
+    for path in paths:
+        try:
+            reports.append(json.loads(pathlib.Path(path).read_text()))
+        except (OSError, json.JSONDecodeError) as error:
+            sys.exit(f"plot.py: error: cannot read report {path}: {error}")
+    return reports
+
+
+def human_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:g} {unit}" if n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def by_scenario(reports):
+    grouped = collections.OrderedDict()
+    for report in reports:
+        grouped.setdefault(report["scenario"], []).append(report)
+    return grouped
+
+
+def algorithm_of(report):
+    names = {row["algorithm"] for row in report["results"]}
+    return names.pop() if len(names) == 1 else "auto"
+
+
+def print_tables(grouped):
+    for scenario, reports in grouped.items():
+        algorithms = [algorithm_of(r) for r in reports]
+        print(f"\n{scenario}: time per all-reduce (ms); busbw (GB/s) in brackets")
+        print(f"{'size':>10}" + "".join(f"{a:>26}" for a in algorithms) + "   fastest")
+        sizes = [row["bytes"] for row in reports[0]["results"]]
+        for i, size in enumerate(sizes):
+            cells, best = [], None
+            for algorithm, report in zip(algorithms, reports):
+                row = report["results"][i]
+                cells.append(f"{row['time_us'] / 1e3:14.3f} [{row['busbw_gbytes_per_second']:7.2f}]")
+                if best is None or row["time_us"] < best[1]:
+                    best = (algorithm, row["time_us"])
+            print(f"{human_bytes(size):>10}" + "".join(f"{c:>26}" for c in cells) + f"   {best[0]}")
+
+
+def plot_busbw(grouped, output):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(grouped), figsize=(6.5 * len(grouped), 4.5), squeeze=False)
+    for axis, (scenario, reports) in zip(axes[0], grouped.items()):
+        for report in reports:
+            rows = report["results"]
+            axis.plot([r["bytes"] for r in rows], [r["busbw_gbytes_per_second"] for r in rows],
+                      marker="o", markersize=3, label=algorithm_of(report))
+        axis.set_xscale("log", base=2)
+        axis.set_xlabel("size per rank (bytes)")
+        axis.set_ylabel("bus bandwidth (GB/s)")
+        axis.set_title(f"{scenario}\n{reports[0]['ranks']} ranks, {reports[0]['engine']} engine", fontsize=9)
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(output, dpi=120)
+    print(f"\nwrote {output}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    busbw = sub.add_parser("busbw", help="busbw vs size per algorithm, one panel per scenario")
+    busbw.add_argument("reports", nargs="+")
+    busbw.add_argument("-o", "--output", default="busbw.png")
+    args = parser.parse_args()
+    grouped = by_scenario(load(args.reports))
+    print_tables(grouped)
+    plot_busbw(grouped, args.output)
+
+
+if __name__ == "__main__":
+    main()
