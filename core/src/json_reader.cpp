@@ -210,6 +210,12 @@ Json parse_json_text(std::string_view text, const std::string& origin) {
     if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);
     throw InputError(origin + ":" + std::to_string(line) + ":" + std::to_string(column),
                      "invalid JSON: " + detail);
+  } catch (const Json::exception& e) {
+    // Not a syntax error but still unreadable, e.g. a number too large for a double
+    // (out_of_range 406). Found by the fuzzer.
+    std::string detail = e.what();
+    if (auto pos = detail.find("] "); pos != std::string::npos) detail = detail.substr(pos + 2);
+    throw InputError(origin, "invalid JSON: " + detail);
   }
 }
 

@@ -64,3 +64,8 @@ TEST_CASE("nearest match only suggests plausible typos") {
   CHECK(nearest_match("typ", keys) == "type");
   CHECK(nearest_match("zzzzzzzz", keys).empty());
 }
+
+TEST_CASE("a number too large for a double is an input error not a crash") {
+  // Found by scripts/fuzz: nlohmann throws out_of_range, not parse_error, for 1e956.
+  CHECK_THAT(error_of([] { parse_json_text("888888e956", "f.json"); }), Contains("invalid JSON"));
+}
