@@ -4,7 +4,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <stdexcept>
+
 namespace ddlsim::cli {
+
+// A run stopped by --max-wall-seconds after reporting what it finished; exit status 4.
+struct IncompleteRun : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 void add_check_command(CLI::App& app);
 void add_topo_command(CLI::App& app);

@@ -8,6 +8,7 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternalError = 3;
+constexpr int kExitIncomplete = 4;
 
 std::string version_text() {
   std::string text = "ddlsim " DDLSIM_VERSION;
@@ -39,6 +40,9 @@ int main(int argc, char** argv) {
     // --help and --version arrive here too, with exit code 0.
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
+  } catch (const ddlsim::cli::IncompleteRun& e) {
+    std::cerr << "ddlsim: " << e.what() << "\n";
+    return kExitIncomplete;
   } catch (const ddlsim::InputError& e) {
     std::cerr << "ddlsim: error: " << e.what() << "\n";
     return kExitBadInput;

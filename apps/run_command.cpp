@@ -1,5 +1,6 @@
 // `ddlsim run SCENARIO`: simulate the scenario's workload and print the nccl-tests-style table.
 #include "commands.hpp"
+#include "progress.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/scenario/scenario.hpp"
@@ -21,7 +22,10 @@ struct RunOptions {
   std::string trace;
   std::string algorithm;
   std::int64_t seed = -1;
+  double max_wall_seconds = 0;
 };
+
+
 
 coll::CollectiveCall make_call(const CollectiveWorkload& w, const topo::Topology& topology,
                                std::uint64_t bytes) {
@@ -66,8 +70,17 @@ void run(const RunOptions& options) {
                                scenario.engine.type, workload.op, workload.ranks, scenario.seed, {}};
   std::vector<std::vector<sim::StepRecord>> traces;
   std::vector<sim::TraceSection> sections;
-  for (std::uint64_t bytes : workload.sizes) {
+  Progress progress(options.max_wall_seconds);
+  engine.progress = [&progress](Picoseconds simulated, std::uint64_t steps) {
+    return progress.keep_going(simulated, steps);
+  };
+  std::string stopped_at;
+  for (std::size_t i = 0; i < workload.sizes.size() && stopped_at.empty(); ++i) {
+    const std::uint64_t bytes = workload.sizes[i];
     coll::CollectiveCall call = make_call(workload, topology, bytes);
+    progress.begin(std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " +
+                   call.algorithm + " (" + std::to_string(i + 1) + "/" +
+                   std::to_string(workload.sizes.size()) + ")");
     sim::CollectiveRow row;
     if (call.algorithm == "auto") {
       sim::AnalyticOptions quiet = engine;
@@ -78,6 +91,11 @@ void run(const RunOptions& options) {
     }
     sim::CollectiveTiming timing =
         sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine);
+    progress.end();
+    if (!timing.complete || progress.deadline_passed()) {
+      stopped_at = format_bytes(bytes);
+      break;
+    }
     row.bytes = bytes;
     row.count = call.elements();
     row.dtype = call.dtype;
@@ -104,6 +122,10 @@ void run(const RunOptions& options) {
     write_file(trace_path, [&](std::ostream& out) { sim::write_chrome_trace(sections, out); });
     std::cout << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
   }
+  if (!stopped_at.empty()) {
+    throw IncompleteRun("stopped at --max-wall-seconds " + std::to_string(options.max_wall_seconds) +
+                        " while simulating " + stopped_at + "; the sizes above it are complete");
+  }
 }
 
 } // namespace
@@ -118,6 +140,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", options->trace, "Write a Chrome/Perfetto trace (one track per rank) to FILE");
   cmd->add_option("--algorithm", options->algorithm, "Override workload.algorithm (a name or auto)");
   cmd->add_option("--seed", options->seed, "Override the scenario's seed")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
+                  "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([options] { run(*options); });
 }
 

@@ -116,14 +116,18 @@ public:
       flows_.update_rates(now_);
       const Picoseconds next_event = events_.empty() ? kNever : events_.next_time();
       const Picoseconds next = std::min(next_event, flows_.next_completion());
-      if (next == kNever) break;
+      if (next == kNever || stopped_) break;
       now_ = next;
       finished.clear();
       flows_.collect_finished(now_, finished);
       for (std::uint64_t transfer : finished) on_arrival(static_cast<std::uint32_t>(transfer));
       while (!events_.empty() && events_.next_time() == now_) handle(events_.pop());
     }
-    check_finished();
+    if (stopped_) {
+      result_.complete = false;
+    } else {
+      check_finished();
+    }
     result_.time = last_completion_;
     result_.peak_flows_per_link = flows_.peak_flows_per_link();
     return std::move(result_);
@@ -271,6 +275,9 @@ private:
     Slot& done = slot(ref);
     done.done = true;
     last_completion_ = now_;
+    if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
+        !options_.progress(now_, steps_done_))
+      stopped_ = true;
     if (options_.record_steps)
       result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.step.kind,
                                                   done.step.peer, done.step.bytes, done.start, now_});
@@ -309,6 +316,8 @@ private:
   std::uint32_t channels_ = 1;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;
+  std::uint64_t steps_done_ = 0;
+  bool stopped_ = false;
   CollectiveTiming result_;
 };
 

@@ -57,6 +57,9 @@ check "run --trace writes a Chrome trace" bash -c \
   "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
 check "auto explains its choice" bash -c "'$ddlsim' run '$scenarios/dgx-a100.json' --algorithm auto | grep -q 'auto chose'"
 
+check "--max-wall-seconds stops cleanly with exit 4" expect_error 4 "stopped at --max-wall-seconds" \
+  run "$scenarios/examples/fat-tree-k16-dgx-h100.json" --max-wall-seconds 0.05
+
 check "topo describe prints the figures" bash -c \
   "'$ddlsim' topo describe '$scenarios/default.json' | grep -q 'bisection bandwidth'"
 check "topo describe --dot writes Graphviz" bash -c \

@@ -15,6 +15,7 @@
 #include "ddlsim/topologies/topology.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace ddlsim::sim {
@@ -25,7 +26,12 @@ struct AnalyticOptions {
   double copy_bytes_per_second = 0;   // 0 = from each GPU's model
   std::uint64_t seed = 1;             // ECMP path choice
   bool record_steps = false;          // fill CollectiveTiming::steps (for traces)
+  // Called every kProgressInterval completed steps with the simulated time and the steps done;
+  // returning false stops the run early (CollectiveTiming::complete is then false).
+  std::function<bool(Picoseconds simulated, std::uint64_t steps_done)> progress;
 };
+
+inline constexpr std::uint64_t kProgressInterval = 1 << 16;
 
 struct StepRecord {
   std::int32_t rank = 0;
@@ -38,6 +44,7 @@ struct StepRecord {
 };
 
 struct CollectiveTiming {
+  bool complete = true;             // false when options.progress stopped the run
   Picoseconds time = 0;             // when the last step of any rank completed
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;
