@@ -27,22 +27,6 @@ struct RunOptions {
 
 
 
-coll::CollectiveCall make_call(const CollectiveWorkload& w, const topo::Topology& topology,
-                               std::uint64_t bytes) {
-  coll::CollectiveCall call;
-  call.op = w.op;
-  call.ranks = w.ranks;
-  call.bytes = bytes;
-  call.dtype = w.dtype;
-  call.reduction = w.reduction;
-  call.root = w.root;
-  call.algorithm = w.algorithm;
-  call.params = w.params;
-  for (int r = 0; r < w.ranks; ++r)
-    call.node_of_rank.push_back(topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]).node);
-  return call;
-}
-
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path);
   if (!out) throw InputError(path, "cannot open the output file for writing");
@@ -77,7 +61,7 @@ void run(const RunOptions& options) {
   std::string stopped_at;
   for (std::size_t i = 0; i < workload.sizes.size() && stopped_at.empty(); ++i) {
     const std::uint64_t bytes = workload.sizes[i];
-    coll::CollectiveCall call = make_call(workload, topology, bytes);
+    coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
     progress.begin(std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " +
                    call.algorithm + " (" + std::to_string(i + 1) + "/" +
                    std::to_string(workload.sizes.size()) + ")");

@@ -57,15 +57,7 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
                          c.algorithm + "\"" + did_you_mean(c.algorithm, names) +
                          "; expected " + join_choices(names));
   }
-  coll::CollectiveCall call;
-  call.op = c.op;
-  call.ranks = c.ranks;
-  call.dtype = c.dtype;
-  call.reduction = c.reduction;
-  call.root = c.root;
-  call.algorithm = c.algorithm;
-  call.params = c.params;
-  call.node_of_rank = node_of_rank(cluster, c.ranks);
+  coll::CollectiveCall call = make_collective_call(c, cluster, 0);
   for (std::uint64_t size : c.sizes) {
     call.bytes = size;
     try {
@@ -164,6 +156,21 @@ void check_sweep_points(const Scenario& scenario) {
 }
 
 } // namespace
+
+coll::CollectiveCall make_collective_call(const CollectiveWorkload& workload,
+                                          const topo::ClusterSpec& cluster, std::uint64_t bytes) {
+  coll::CollectiveCall call;
+  call.op = workload.op;
+  call.ranks = workload.ranks;
+  call.bytes = bytes;
+  call.dtype = workload.dtype;
+  call.reduction = workload.reduction;
+  call.root = workload.root;
+  call.algorithm = workload.algorithm;
+  call.params = workload.params;
+  call.node_of_rank = node_of_rank(cluster, workload.ranks);
+  return call;
+}
 
 Scenario load_scenario(const Json& json, const std::string& origin,
                        const std::filesystem::path& base_dir) {

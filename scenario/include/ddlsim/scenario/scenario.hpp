@@ -77,6 +77,11 @@ Scenario load_scenario(const Json& json, const std::string& origin,
 Json resolve_includes(const Json& json, const std::string& origin,
                       const std::filesystem::path& base_dir);
 
+// The collective call of `workload` at one of its sizes, with every rank's node taken from the
+// cluster (ranks are node-major, as in Topology::gpus()).
+coll::CollectiveCall make_collective_call(const CollectiveWorkload& workload,
+                                          const topo::ClusterSpec& cluster, std::uint64_t bytes);
+
 // Limits that keep a typo from asking for an absurd run.
 inline constexpr std::size_t kMaxSweepPoints = 100'000;
 inline constexpr std::size_t kMaxSizesPerWorkload = 4096;
