@@ -28,10 +28,24 @@ TEST_CASE("dump: JSON round-trips every generator and the loaded schedule still 
     CollectiveCall call = make_call(a->op(), std::string(a->name()), 5, 5 * 7, DataType::fp16,
                                     a->op() == Op::all_reduce ? Reduction::avg : Reduction::sum);
     call.root = 3;
-    call.params.group_sizes = {5};
-    call.params.density = 0.125;
     call.node_of_rank = {0, 0, 1, 1, 2};
-    if (a->name() == "ring") call.params.chunks = 2;
+    // Each generator gets the params it reads (generators may reject params they do not use).
+    const std::string name(a->name());
+    if (name == "ring") call.params.chunks = 2;
+    if (name == "blueconnect") call.params.group_sizes = {5};
+    if (name == "torus2d") call.params.group_sizes = {5, 1};
+    if (name == "topk" || name == "hierarchical_topk" || name == "coarse_sparse")
+      call.params.density = 0.125;
+    if (name == "hierarchical_topk") call.node_of_rank = {0, 1, 2, 3, 4}; // equal nodes
+    if (name == "coarse_sparse") {                                        // fp32 only
+      call.dtype = DataType::fp32;
+      call.bytes = 35 * 4;
+      call.params.chunk_bytes = 8;
+    }
+    if (name == "parameter_server") {
+      call.params.servers = 2;
+      call.params.dedicated_servers = true;
+    }
     const MaterializedSchedule m = materialize(Schedule::make(call));
     const MaterializedSchedule back = reload(m);
     INFO(a->name());

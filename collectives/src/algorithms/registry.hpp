@@ -9,6 +9,11 @@ namespace ddlsim::coll::gen {
 const Algorithm& all_reduce_ring();
 const Algorithm& all_reduce_recursive_doubling();
 const Algorithm& all_reduce_rabenseifner();
+const Algorithm& all_reduce_double_binary_tree();
+const Algorithm& all_reduce_torus2d();
+const Algorithm& all_reduce_hierarchical();
+const Algorithm& all_reduce_blueconnect();
+const Algorithm& all_reduce_parameter_server();
 const Algorithm& reduce_scatter_ring();
 const Algorithm& reduce_scatter_recursive_halving();
 const Algorithm& reduce_scatter_pairwise();

@@ -1,0 +1,226 @@
+// all_reduce "hierarchical": the three-phase all-reduce of Jia et al. 2018 ("Highly scalable
+// deep learning training system with mixed-precision: training ImageNet in four minutes",
+// arXiv:1807.11205): reduce inside each node to its leader (its first rank), ring all-reduce
+// across the N node leaders, broadcast inside each node.
+//
+// Nodes come from call.node_of_rank (each node's ranks consecutive; empty = one rank per node)
+// and may differ in size. Inside a node of L ranks both intra-node phases are pipelined chains,
+// chosen over a tree because a chain moves every byte over each intra-node hop once per
+// direction, which is what large gradients need: the reduce runs local L-1 -> ... -> 1 -> 0,
+// each rank adding its input, and the broadcast runs 0 -> 1 -> ... -> L-1 on the opposite
+// direction of the same links. The three phases overlap. params.chunks = C cuts the channel's
+// slice into C chunks; the leader ring cuts each chunk into N blocks and moves all C chunks at
+// each step (C transfers in flight, as the chunked ring). The chains move the blocks in
+// K = min(N, 16) groups per chunk, in the order the leader's ring consumes them (blocks pos-1,
+// pos-2, ..., pos for the leader of node pos; a group that wraps past block 0 is split in two),
+// so that each ring step waits only for the group it reads; the broadcast chain takes each
+// group as soon as the ring has finished it (blocks pos, pos-1, ..., pos+1). A chain thus has
+// O(C·K) steps however many nodes there are; the leaders' ring has 4(N-1)·C.
+//
+// Cost with intra-node α_i, β_i and inter-node α_o, β_o, m = n/(C·K) bytes per chain piece:
+//   reduce chain    (L-1 + C·K-1)(α_i + m·β_i + m·γ)       streaming into
+//   leader ring     2(N-1)α_o + 2n(N-1)/N·β_o + n(N-1)/N·γ streaming into
+//   broadcast chain (L-1 + C·K-1)(α_i + m·β_i);
+// once pipelined, about the slowest of the three plus the fill of the others. Only 2n(N-1)/N
+// bytes leave a node (one ring hop per node per step, on the leader's link), and the latency
+// term is 2(N-1) inter-node steps instead of the flat ring's 2(p-1). params.channels runs
+// independent copies on slices of the buffer. avg: each leader scales its finished block.
+#include "phases.hpp"
+#include "registry.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace ddlsim::coll::gen {
+
+namespace {
+
+// Groups of ring blocks moved by the intra-node chains, at most this many per chunk: enough to
+// overlap the chains with the ring, few enough that a chain has O(chunks) steps however many
+// nodes there are.
+constexpr int kChainGroups = 16;
+
+// An order of the N ring blocks: index i names block (origin - i) mod N. The indices are cut
+// into K groups (partition()), and a group that straddles `wrap` (the first index whose block
+// wrapped past 0) is split there, so that each unit is a contiguous run of blocks.
+struct BlockOrder {
+  int N = 1, K = 1, origin = 0, wrap = 1;
+  int begin(int h) const {
+    return int(partition(std::uint64_t(N), std::uint64_t(K), std::uint64_t(h)).begin);
+  }
+  bool straddles(int h) const { return begin(h) < wrap && wrap < begin(h + 1); }
+  int group_of(int i) const {
+    const int base = N / K, extra = N % K;
+    return i < extra * (base + 1) ? i / (base + 1) : extra + (i - extra * (base + 1)) / base;
+  }
+  // Unit s (0 or 1) of group h as indices [first, second); empty if the group is not split.
+  std::pair<int, int> unit(int h, int s) const {
+    if (!straddles(h)) return s == 0 ? std::pair{begin(h), begin(h + 1)} : std::pair{0, 0};
+    return s == 0 ? std::pair{begin(h), wrap} : std::pair{wrap, begin(h + 1)};
+  }
+  // Units before the one holding index i (per chunk).
+  int ordinal(int i) const {
+    const int h = group_of(i);
+    int before = h;
+    for (int g = 0; g < h && before == h; ++g) before += straddles(g) ? 1 : 0; // at most one
+    return before + (straddles(h) && i >= wrap ? 1 : 0);
+  }
+  int units() const { return ordinal(N - 1) + 1; }
+  // The blocks [lo, hi) of indices [a, b), which do not straddle the wrap.
+  std::pair<int, int> blocks(int a, int b) const {
+    const int shift = a >= wrap ? N : 0;
+    return {origin - b + 1 + shift, origin - a + 1 + shift};
+  }
+};
+
+StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader) {
+  Program prog(s.channel);
+  const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
+  const int C = s.chunks, L = node.size, N = node.nodes, pos = node.node;
+  const int local = s.rank - node.first;
+  const Ring ring{pos, N, left_leader, right_leader};
+  const int K = std::min(N, kChainGroups);
+  // The chain reduce delivers blocks in the order the leader's ring consumes them (pos-1,
+  // pos-2, ..., pos); the broadcast moves them in the order the ring finishes them (pos, pos-1,
+  // ..., pos+1).
+  const BlockOrder reduce_order{N, K, pos - 1, pos}, finish_order{N, K, pos, pos + 1};
+  // Chunk j of the slice, and ring block b of it.
+  auto chunk = [slice, C](int j) { return sub(slice, std::uint64_t(C), std::uint64_t(j)); };
+  auto piece = [&chunk, N, ring](long long b, int j) {
+    return sub(chunk(j), std::uint64_t(N), std::uint64_t(ring.mod(b)));
+  };
+  // Chunk j of the blocks of indices [a, b) of an order.
+  auto run = [&chunk, N](const BlockOrder& order, std::pair<int, int> indices, int j) {
+    const auto [lo, hi] = order.blocks(indices.first, indices.second);
+    const ElementRange c = chunk(j);
+    const ElementRange span =
+        parts_span(c.size(), std::uint64_t(N), std::uint64_t(lo), std::uint64_t(hi));
+    return ElementRange{c.begin + span.begin, c.begin + span.end};
+  };
+  const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
+
+  if (local > 0) { // a chain member: reduce toward the leader, then pass the broadcast on
+    const bool tail = local == L - 1;
+    const int up = s.rank - 1, down = s.rank + 1;
+    for (int h = 0; h < K; ++h)
+      for (int part = 0; part < 2; ++part) {
+        const auto indices = reduce_order.unit(h, part);
+        if (indices.first == indices.second) continue;
+        for (int j = 0; j < C; ++j) {
+          const ElementRange r = run(reduce_order, indices, j);
+          if (tail) {
+            co_yield prog.emit(send_step(up, in.at(r)));
+          } else {
+            co_yield prog.emit(recv_reduce_step(down, in.at(r), out.at(r)));
+            co_yield prog.emit(send_step(up, out.at(r)), prog.last());
+          }
+        }
+      }
+    // The broadcast overwrites what the reduce sent from the output: wait for the last send
+    // (the sends complete in order, and the ring needs all of them before anything comes back).
+    const std::uint32_t sent = tail ? kNoStep : prog.last();
+    for (int h = 0; h < K; ++h)
+      for (int part = 0; part < 2; ++part) {
+        const auto indices = finish_order.unit(h, part);
+        if (indices.first == indices.second) continue;
+        for (int j = 0; j < C; ++j) {
+          const ElementRange r = run(finish_order, indices, j);
+          co_yield prog.emit(recv_step(up, out.at(r)), sent);
+          if (!tail) co_yield prog.emit(send_step(down, out.at(r)), prog.last());
+        }
+      }
+    co_return;
+  }
+
+  if (L == 1 && N == 1) { // one rank
+    co_yield prog.emit(copy_step(in.at(slice), out.at(slice)));
+    if (s.avg()) co_yield prog.emit(scale_step(out.at(slice), 1.0 / s.p), prog.last());
+    co_return;
+  }
+  // The leader. First the chain's receives (steps 0.., in reduce order), all posted at once.
+  if (L > 1)
+    for (int h = 0; h < K; ++h)
+      for (int part = 0; part < 2; ++part) {
+        const auto indices = reduce_order.unit(h, part);
+        if (indices.first == indices.second) continue;
+        for (int j = 0; j < C; ++j) {
+          const ElementRange r = run(reduce_order, indices, j);
+          co_yield prog.emit(recv_reduce_step(s.rank + 1, in.at(r), out.at(r)));
+        }
+      }
+  // The chain receive holding ring block pos-1-i of chunk j.
+  auto chained = [L, C, reduce_order](int i, int j) {
+    return L > 1 ? std::uint32_t(reduce_order.ordinal(i) * C + j) : kNoStep;
+  };
+  const Place own = L > 1 ? out : in;
+  // last[j]: the step that last wrote the block of chunk j this leader handles next.
+  std::vector<std::uint32_t> last(static_cast<std::size_t>(C));
+  for (int j = 0; j < C; ++j) last[std::size_t(j)] = chained(0, j);
+  for (int t = 0; t < N - 1; ++t) // ring reduce-scatter among the leaders: ends with block pos
+    for (int j = 0; j < C; ++j) {
+      co_yield prog.emit(send_step(ring.right, (t == 0 ? own : out).at(piece(pos - t - 1, j))),
+                         last[std::size_t(j)]);
+      const ElementRange into = piece(pos - t - 2, j);
+      co_yield prog.emit(recv_reduce_step(ring.left, own.at(into), out.at(into)),
+                         chained(t + 1, j));
+      last[std::size_t(j)] = prog.last();
+    }
+  if (s.avg())
+    for (int j = 0; j < C; ++j) {
+      co_yield prog.emit(scale_step(out.at(piece(pos, j)), 1.0 / s.p), last[std::size_t(j)]);
+      last[std::size_t(j)] = prog.last();
+    }
+  // Ring all-gather. Before its step t the blocks of finish indices 0..t are done; a broadcast
+  // unit ending at index t goes down the chain then, with the same wait as the ring send.
+  auto ends_unit = [&finish_order](int i) {
+    const int h = finish_order.group_of(i);
+    return i + 1 == finish_order.begin(h + 1) || i + 1 == finish_order.wrap;
+  };
+  auto unit_start = [&finish_order](int i) {
+    const int h = finish_order.group_of(i);
+    return finish_order.straddles(h) && i >= finish_order.wrap ? finish_order.wrap
+                                                               : finish_order.begin(h);
+  };
+  for (int t = 0; t < N; ++t)
+    for (int j = 0; j < C; ++j) {
+      const std::uint32_t have = last[std::size_t(j)];
+      if (L > 1 && ends_unit(t))
+        co_yield prog.emit(
+            send_step(s.rank + 1, out.at(run(finish_order, {unit_start(t), t + 1}, j))), have);
+      if (t == N - 1) continue;
+      co_yield prog.emit(send_step(ring.right, out.at(piece(pos - t, j))), have);
+      co_yield prog.emit(recv_step(ring.left, out.at(piece(pos - t - 1, j))));
+      last[std::size_t(j)] = prog.last();
+    }
+}
+
+class Hierarchical final : public PhasedGenerator {
+public:
+  Hierarchical()
+      : PhasedGenerator("hierarchical", Op::all_reduce,
+                        "pipelined chain reduce to each node's leader, ring all-reduce across "
+                        "leaders, chain broadcast in the node (nodes from node_of_rank); "
+                        "2n(N-1)/N·β_inter + 2(L-1+C)(α + n/C·β)_intra; uses chunks, channels "
+                        "(Jia et al. 2018)") {}
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+    check_node_layout(call);
+  }
+  StepStream program(const CollectiveCall& call, int rank, int channel) const override {
+    const NodeOf node = node_of(call, rank);
+    const int left = node_first_rank(call, (node.node + node.nodes - 1) % node.nodes);
+    const int right = node_first_rank(call, (node.node + 1) % node.nodes);
+    return hierarchical(shape_of(call, rank, channel), node, left, right);
+  }
+};
+
+} // namespace
+
+const Algorithm& all_reduce_hierarchical() {
+  static const Hierarchical algorithm;
+  return algorithm;
+}
+
+} // namespace ddlsim::coll::gen
