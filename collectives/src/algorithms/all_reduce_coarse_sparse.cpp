@@ -13,11 +13,12 @@
 // is not a multiple of chunk_bytes the last, partial chunk is always sent (it rides with the
 // packed chunks), so nothing is lost to rounding the size.
 //
-// Cost, with F chunks of c bytes, s selected, t tail bytes, γ_c the codec rate:
-//   n·γ_c + ring all-reduce of 4F bytes + ring all-reduce of s·c + t bytes + n·γ_c,
-// i.e. 2(p-1)α·2 + 2(4F + s·c + t)(p-1)/p·β + ...: about density·n instead of n on the wire.
+// Cost, with F chunks of c bytes, s selected, t tail bytes, m = 4F + s·c + t, γ_c the codec rate
+// (norms, select, unpack, zeroing):
+//   4(p-1)α + 2m(p-1)/p·β + m(p-1)/p·γ + about 3n·γ_c,
+// two ring all-reduces (norms, then chunks) moving about density·n instead of n.
 // fp32 only: the norms are fp32 and the Schedule's receive-reduce adds in the call's dtype, so
-// an fp16 / bf16 call could not sum them (use fp32 gradients for the selection). Scratch:
+// an fp16 / bf16 call could not sum them (use dtype fp32, or topk for 16-bit gradients). Scratch:
 // 4F + s·c + t bytes. Uses params.density and params.chunk_bytes; chunks and channels must be 1.
 #include "registry.hpp"
 #include "sparse.hpp"

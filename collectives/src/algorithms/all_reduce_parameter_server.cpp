@@ -15,9 +15,10 @@
 // Cost: a worker pushes (S-1)n/S (dedicated: n) bytes and pulls as much; a server receives
 // (p-1)n/S (dedicated: pn/S) bytes one worker after another and sends as much back to all
 // workers at once: about (p-1)(α + n/S·(β + γ)) + α + (p-1)n/S·β per server, and the workers'
-// links carry 2n(S-1)/S. With S = 1 the server's link carries 2(p-1)n: the PS bottleneck. With
-// S = p co-located it is a direct reduce-scatter + all-gather. params.channels runs independent
-// copies over slices of every shard; chunks must be 1. avg: each server scales its shard.
+// links carry 2n(S-1)/S. With S = 1 the server's link carries (p-1)n each way: the PS bottleneck.
+// With S = p co-located it is a direct reduce-scatter + all-gather. params.channels runs
+// independent copies over slices of every shard; chunks must be 1. avg: each server scales its
+// shard.
 #include "phases.hpp"
 #include "registry.hpp"
 
