@@ -4,8 +4,9 @@
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ring_window.hpp"
 
-#include <deque>
+#include <array>
 #include <limits>
 #include <stdexcept>
 
@@ -20,10 +21,23 @@ struct StepRef {
   std::uint32_t index;
 };
 
+// What the engine keeps of a step: its timing-relevant fields only (a third of a Step's size),
+// because at 16k ranks the windows of all programs no longer fit in cache.
 struct Slot {
-  Step step;
+  std::uint64_t bytes = 0;
   Picoseconds start = 0;
+  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
+  std::int32_t peer = -1;
+  StepKind kind = StepKind::send;
+  std::uint8_t dep_count = 0;
+  std::uint16_t channel = 0;
   bool done = false;
+
+  static Slot of(const Step& step) {
+    return Slot{step.bytes, 0, step.deps, step.peer, step.kind, step.dep_count, step.channel, false};
+  }
+  bool is_send() const { return kind == StepKind::send; }
+  bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
 };
 
 // A started send or receive waiting for its partner, kept by the receiving program.
@@ -35,7 +49,7 @@ struct Waiting {
 // One (rank, channel) program: the steps pulled from its stream and not yet retired.
 struct Program {
   coll::StepStream stream;
-  std::deque<Slot> window;    // window[i] is step base + i
+  RingWindow<Slot> window;    // window[i] is step base + i
   std::uint32_t base = 0;     // every step before base is done
   std::uint32_t next_start = 0;
   bool exhausted = false;
@@ -150,17 +164,17 @@ private:
           program.exhausted = true;
           return;
         }
-        program.window.push_back(Slot{step});
+        program.window.push_back(Slot::of(step));
         ++result_.steps;
       }
       Slot& next = program.window[index - program.base];
-      for (std::uint8_t d = 0; d < next.step.dep_count; ++d) {
-        const std::uint32_t dep = next.step.deps[d];
+      for (std::uint8_t d = 0; d < next.dep_count; ++d) {
+        const std::uint32_t dep = next.deps[d];
         if (dep >= program.base && !program.window[dep - program.base].done) return;
       }
       next.start = now_;
       ++program.next_start;
-      begin(next.step, StepRef{p, index}, program.rank);
+      begin(next, StepRef{p, index}, program.rank);
     }
   }
 
@@ -179,7 +193,7 @@ private:
     return false;
   }
 
-  void begin(const Step& step, StepRef ref, std::int32_t rank) {
+  void begin(const Slot& step, StepRef ref, std::int32_t rank) {
     if (step.is_send()) {
       Program& receiver = programs_[program_of(step.peer, step.channel)];
       StepRef receive;
@@ -232,16 +246,16 @@ private:
       id = free_transfers_.back();
       free_transfers_.pop_back();
     }
-    transfers_[id] = Transfer{send, receive, slot(send).step.bytes, &path};
+    transfers_[id] = Transfer{send, receive, slot(send).bytes, &path};
     ++result_.transfers;
-    result_.bytes_sent += slot(send).step.bytes;
+    result_.bytes_sent += slot(send).bytes;
     events_.push(now_ + latency, Event{EventKind::latency_done, id, 0});
   }
 
   // The bytes of a transfer have all arrived: a plain receive is done; a recv_reduce now reduces.
   void on_arrival(std::uint32_t id) {
     const Transfer& transfer = transfers_[id];
-    const Step& receive = slot(transfer.recv).step;
+    const Slot& receive = slot(transfer.recv);
     if (receive.kind == StepKind::recv_reduce) {
       const std::int32_t rank = programs_[transfer.recv.program].rank;
       const double rate = rates_[static_cast<std::size_t>(rank)].reduce_bytes_per_second;
@@ -279,8 +293,8 @@ private:
         !options_.progress(now_, steps_done_))
       stopped_ = true;
     if (options_.record_steps)
-      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.step.kind,
-                                                  done.step.peer, done.step.bytes, done.start, now_});
+      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.kind, done.peer,
+                                                  done.bytes, done.start, now_});
     while (!program.window.empty() && program.window.front().done) {
       program.window.pop_front();
       ++program.base;
@@ -296,7 +310,7 @@ private:
                          std::to_string(program.channel) + " cannot finish step " +
                          std::to_string(stuck);
       if (stuck >= program.base && stuck - program.base < program.window.size()) {
-        const Step& step = program.window[stuck - program.base].step;
+        const Slot& step = program.window[stuck - program.base];
         what += " (" + std::string(coll::to_string(step.kind)) + " peer " + std::to_string(step.peer) + ")";
       }
       throw std::logic_error(what);

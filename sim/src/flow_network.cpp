@@ -42,8 +42,10 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
     flows_on_link_[link].push_back(id);
     peak_flows_per_link_ = std::max(peak_flows_per_link_, flows_on_link_[link].size());
     bytes_per_link_[link] += bytes;
-    dirty_links_.push_back(link);
   }
+  // One link is enough: the component search from it reaches this flow and every flow that
+  // shares any of its links.
+  dirty_links_.push_back(path.front());
   flow.finish = kNever;
   return id;
 }
@@ -168,7 +170,8 @@ void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& 
       if (it == on_link.end()) continue;
       *it = on_link.back();
       on_link.pop_back();
-      dirty_links_.push_back(link);
+      // The flows left on this link may speed up; a link left empty has nobody to tell.
+      if (!on_link.empty()) dirty_links_.push_back(link);
     }
     free_ids_.push_back(id);
     finished.push_back(flow.tag);
