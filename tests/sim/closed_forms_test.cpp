@@ -1,7 +1,6 @@
 // On one switch with uniform links the analytic engine must reproduce the textbook alpha-beta-gamma
-// costs (Thakur, Rabenseifner & Gropp 2005) exactly. Link figures are chosen so every term is a
-// whole number of picoseconds, so "exactly" can mean 1e-9 relative.
-#include "ddlsim/sim/analytic_engine.hpp"
+// costs (Thakur, Rabenseifner & Gropp 2005) exactly (uniform_star.hpp).
+#include "uniform_star.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,51 +8,12 @@
 
 using namespace ddlsim;
 using namespace ddlsim::sim;
+using namespace ddlsim::sim::test;
 
 namespace {
 
-constexpr double kLinkBytesPerSecond = 1e10;  // beta = 100 ps per byte per link
-constexpr Picoseconds kLinkLatency = 500'000; // 0.5 us per link; alpha = 2 links = 1 us
-constexpr double kReduceBytesPerSecond = 2e10; // gamma = 50 ps per byte
-constexpr double kAlpha = 2.0 * kLinkLatency;
-constexpr double kBeta = 1e12 / kLinkBytesPerSecond;
-constexpr double kGamma = 1e12 / kReduceBytesPerSecond;
-
-// p GPUs, each alone in its node, all on one switch.
-topo::Topology star(int p) {
-  topo::Topology t;
-  const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
-  for (int r = 0; r < p; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, hub, kLinkBytesPerSecond, kLinkLatency, topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
-  return t;
-}
-
 double simulate(coll::Op op, const std::string& algorithm, int p, std::uint64_t bytes) {
-  const topo::Topology topology = star(p);
-  topo::Router router(topology);
-  coll::CollectiveCall call;
-  call.op = op;
-  call.ranks = p;
-  call.bytes = bytes;
-  call.algorithm = algorithm;
-  AnalyticOptions options;
-  options.reduce_bytes_per_second = kReduceBytesPerSecond;
-  options.copy_bytes_per_second = 1e300;  // closed forms leave local copies out
-  return static_cast<double>(
-      simulate_analytic(topology, router, coll::Schedule::make(call), options).time);
-}
-
-void check_equal(double simulated, double closed_form) {
-  INFO("simulated " << simulated << " ps, closed form " << closed_form << " ps");
-  CHECK(std::abs(simulated - closed_form) <= 1e-9 * closed_form);
+  return test::simulate(test::make_call(op, algorithm, p, bytes));
 }
 
 } // namespace
@@ -71,8 +31,9 @@ TEST_CASE("recursive doubling all-reduce: log p (a + n b + n g)") {
   for (int p : {2, 4, 8, 16}) {
     const double n = 64 * 1024;
     INFO("p = " << p);
-    check_equal(simulate(coll::Op::all_reduce, "recursive_doubling", p, static_cast<std::uint64_t>(n)),
-                std::log2(p) * (kAlpha + n * kBeta + n * kGamma));
+    check_equal(
+        simulate(coll::Op::all_reduce, "recursive_doubling", p, static_cast<std::uint64_t>(n)),
+        std::log2(p) * (kAlpha + n * kBeta + n * kGamma));
   }
 }
 

@@ -2,7 +2,7 @@
 // (as closed_forms_test.cpp): the closed forms where they are exact (2D torus, BlueConnect,
 // hierarchical degenerating to a ring, parameter server with one shard per rank, binomial
 // reduce), and the directions the lossy and pipelined ones must show.
-#include "ddlsim/sim/analytic_engine.hpp"
+#include "uniform_star.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,54 +10,12 @@
 
 using namespace ddlsim;
 using namespace ddlsim::sim;
+using namespace ddlsim::sim::test;
 
 namespace {
 
-constexpr double kLinkBytesPerSecond = 1e10;   // beta = 100 ps per byte per link
-constexpr Picoseconds kLinkLatency = 500'000;  // 0.5 us per link; alpha = 2 links = 1 us
-constexpr double kReduceBytesPerSecond = 2e10; // gamma = 50 ps per byte
-constexpr double kAlpha = 2.0 * kLinkLatency;
-constexpr double kBeta = 1e12 / kLinkBytesPerSecond;
-constexpr double kGamma = 1e12 / kReduceBytesPerSecond;
-
-// p GPUs, each alone in its node, all on one switch.
-topo::Topology star(int p) {
-  topo::Topology t;
-  const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
-  for (int r = 0; r < p; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, hub, kLinkBytesPerSecond, kLinkLatency, topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
-  return t;
-}
-
-double simulate(coll::CollectiveCall call) {
-  const topo::Topology topology = star(coll::Schedule::make(call).ranks());
-  topo::Router router(topology);
-  AnalyticOptions options;
-  options.reduce_bytes_per_second = kReduceBytesPerSecond;
-  options.copy_bytes_per_second = 1e300; // closed forms leave local copies out
-  return static_cast<double>(
-      simulate_analytic(topology, router, coll::Schedule::make(call), options).time);
-}
-
 coll::CollectiveCall all_reduce(const std::string& algorithm, int p, std::uint64_t bytes) {
-  coll::CollectiveCall call;
-  call.ranks = p;
-  call.bytes = bytes;
-  call.algorithm = algorithm;
-  return call;
-}
-
-void check_equal(double simulated, double closed_form) {
-  INFO("simulated " << simulated << " ps, closed form " << closed_form << " ps");
-  CHECK(std::abs(simulated - closed_form) <= 1e-9 * closed_form);
+  return make_call(coll::Op::all_reduce, algorithm, p, bytes);
 }
 
 // Ring all-reduce of n bytes over g ranks: 2(g-1)a + 2n(g-1)/g b + n(g-1)/g g.
