@@ -20,8 +20,8 @@ void add_check_command(CLI::App& app) {
       std::size_t points = 1;
       for (const SweepAxis& axis : scenario.sweep) points *= axis.values.size();
       std::cout << file << ": ok (" << topology.gpus().size() << " GPUs in "
-                << topology.nodes().size() << " nodes, " << topology.vertex_count()
-                << " vertices, " << topology.link_count() << " links; " << points
+                << topology.nodes().size() << " nodes, " << topology.vertex_count() << " vertices, "
+                << topology.link_count() << " links; " << points
                 << (points == 1 ? " point" : " sweep points") << ")\n";
     }
   });

@@ -16,8 +16,8 @@ void add_presets_command(CLI::App& app) {
     std::cout << "node presets:\n";
     for (const std::string& name : topo::node_preset_names()) {
       const topo::NodeSpec spec = *topo::find_node_preset(name);
-      std::cout << "  " << name << ": " << spec.gpus << "x " << spec.gpu_model << ", "
-                << spec.nics << "x " << format_gbps(spec.nic_bytes_per_second) << " NIC\n";
+      std::cout << "  " << name << ": " << spec.gpus << "x " << spec.gpu_model << ", " << spec.nics
+                << "x " << format_gbps(spec.nic_bytes_per_second) << " NIC\n";
     }
     std::cout << "scenario presets:\n";
     for (const std::string& name : scenario_preset_names()) std::cout << "  " << name << "\n";

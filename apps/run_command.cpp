@@ -1,6 +1,5 @@
 // `ddlsim run SCENARIO`: simulate the scenario's workload and print the nccl-tests-style table.
 #include "commands.hpp"
-#include "progress.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/scenario/scenario.hpp"
@@ -9,6 +8,7 @@
 #include "ddlsim/sim/report.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
+#include "progress.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -24,8 +24,6 @@ struct RunOptions {
   std::int64_t seed = -1;
   double max_wall_seconds = 0;
 };
-
-
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path);
@@ -51,7 +49,11 @@ void run(const RunOptions& options) {
   engine.record_steps = !trace_path.empty();
 
   sim::CollectiveReport report{scenario.name.empty() ? options.scenario : scenario.name,
-                               scenario.engine.type, workload.op, workload.ranks, scenario.seed, {}};
+                               scenario.engine.type,
+                               workload.op,
+                               workload.ranks,
+                               scenario.seed,
+                               {}};
   std::vector<std::vector<sim::StepRecord>> traces;
   std::vector<sim::TraceSection> sections;
   Progress progress(options.max_wall_seconds);
@@ -107,8 +109,9 @@ void run(const RunOptions& options) {
     std::cout << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
   }
   if (!stopped_at.empty()) {
-    throw IncompleteRun("stopped at --max-wall-seconds " + std::to_string(options.max_wall_seconds) +
-                        " while simulating " + stopped_at + "; the sizes above it are complete");
+    throw IncompleteRun("stopped at --max-wall-seconds " +
+                        std::to_string(options.max_wall_seconds) + " while simulating " +
+                        stopped_at + "; the sizes above it are complete");
   }
 }
 
@@ -119,11 +122,16 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "run", "Simulate a scenario and print the nccl-tests-style table (size, count, type, redop, "
              "time, algbw, busbw) for each size of its collective workload");
-  cmd->add_option("scenario", options->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("scenario", options->scenario, "Scenario JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--json", options->json, "Write the machine-readable report to FILE");
-  cmd->add_option("--trace", options->trace, "Write a Chrome/Perfetto trace (one track per rank) to FILE");
-  cmd->add_option("--algorithm", options->algorithm, "Override workload.algorithm (a name or auto)");
-  cmd->add_option("--seed", options->seed, "Override the scenario's seed")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--trace", options->trace,
+                  "Write a Chrome/Perfetto trace (one track per rank) to FILE");
+  cmd->add_option("--algorithm", options->algorithm,
+                  "Override workload.algorithm (a name or auto)");
+  cmd->add_option("--seed", options->seed, "Override the scenario's seed")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
                   "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
       ->check(CLI::PositiveNumber);

@@ -25,7 +25,7 @@ struct ScheduleOptions {
   std::string reduction = "sum";
   int root = 0;
   coll::AlgorithmParams params;
-  std::vector<int> nodes;  // ranks per node, for hierarchical algorithms
+  std::vector<int> nodes; // ranks per node, for hierarchical algorithms
   std::string json;
   bool dump = false;
   bool check = false;
@@ -46,12 +46,17 @@ coll::CollectiveCall make_call(const ScheduleOptions& o) {
   coll::CollectiveCall call;
   call.op = parse_name("--op", o.op,
                        {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
-                        coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all, coll::Op::send_recv});
-  call.dtype = parse_name("--dtype", o.dtype, {coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
-  call.reduction = parse_name("--reduction", o.reduction,
-                              {coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
+                        coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
+                        coll::Op::send_recv});
+  call.dtype = parse_name("--dtype", o.dtype,
+                          {coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
+  call.reduction =
+      parse_name("--reduction", o.reduction,
+                 {coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
   const auto bytes = parse_byte_size(o.bytes);
-  if (!bytes) throw InputError("--bytes", "expected a byte size such as 4096 or \"1MiB\", found \"" + o.bytes + "\"");
+  if (!bytes)
+    throw InputError("--bytes",
+                     "expected a byte size such as 4096 or \"1MiB\", found \"" + o.bytes + "\"");
   call.bytes = *bytes;
   call.ranks = o.ranks;
   call.root = o.root;
@@ -88,7 +93,8 @@ void run(const ScheduleOptions& o) {
   if (o.check) {
     const coll::ReferenceResult result = coll::run_reference(schedule);
     std::cout << "# reference executor: " << (result.ok ? "correct" : "WRONG: " + result.error)
-              << " (" << result.steps_executed << " steps, " << result.bytes_sent << " bytes sent)\n";
+              << " (" << result.steps_executed << " steps, " << result.bytes_sent
+              << " bytes sent)\n";
     if (!result.ok) throw InputError("schedule", "the reference executor found the schedule wrong");
   }
 }
@@ -101,24 +107,33 @@ void add_schedule_command(CLI::App& app) {
       "schedule", "Show the Schedule an algorithm generates for one call: every rank's steps "
                   "(text), or the JSON dump the real backends load");
   cmd->add_flag("--list", o->list, "List every algorithm with its cost and source, and exit");
-  cmd->add_option("--op", o->op, "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all or send_recv")
+  cmd->add_option(
+         "--op", o->op,
+         "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all or send_recv")
       ->capture_default_str();
-  cmd->add_option("--algo,--algorithm", o->algorithm, "Generator name (see --list)")->capture_default_str();
-  cmd->add_option("--ranks", o->ranks, "Number of ranks")->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  cmd->add_option("--bytes", o->bytes, "Size, nccl-tests meaning (e.g. 1KiB)")->capture_default_str();
+  cmd->add_option("--algo,--algorithm", o->algorithm, "Generator name (see --list)")
+      ->capture_default_str();
+  cmd->add_option("--ranks", o->ranks, "Number of ranks")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--bytes", o->bytes, "Size, nccl-tests meaning (e.g. 1KiB)")
+      ->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--reduction", o->reduction, "sum, avg or adasum")->capture_default_str();
   cmd->add_option("--root", o->root, "Root rank (broadcast, reduce)")->capture_default_str();
   cmd->add_option("--chunks", o->params.chunks, "Pipeline chunks")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--channels", o->params.channels, "Parallel channels")->check(CLI::Range(1, 256));
-  cmd->add_option("--group-sizes", o->params.group_sizes, "Hierarchy, innermost first (e.g. 4 2 24)")->expected(1, 8);
+  cmd->add_option("--group-sizes", o->params.group_sizes,
+                  "Hierarchy, innermost first (e.g. 4 2 24)")
+      ->expected(1, 8);
   cmd->add_option("--servers", o->params.servers, "Parameter servers");
   cmd->add_flag("--dedicated-servers", o->params.dedicated_servers, "Servers are extra ranks");
   cmd->add_option("--density", o->params.density, "Top-k density")->check(CLI::Range(1e-9, 1.0));
   cmd->add_option("--nodes", o->nodes, "Ranks per node, e.g. 4 4 (hierarchical algorithms)");
   cmd->add_flag("--dump", o->dump, "Print the text dump (the default unless --json is given)");
   cmd->add_option("--json", o->json, "Write the JSON dump to FILE");
-  cmd->add_flag("--check", o->check, "Run the reference executor and say whether the result is right");
+  cmd->add_flag("--check", o->check,
+                "Run the reference executor and say whether the result is right");
   cmd->callback([o] { run(*o); });
 }
 

@@ -23,7 +23,7 @@ namespace {
 double peak_rss_mib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
+  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is KiB on Linux
 }
 
 } // namespace
@@ -61,9 +61,10 @@ int main(int argc, char** argv) {
     call.bytes = bytes;
     call.algorithm = algorithm;
     for (int r = 0; r < ranks; ++r) call.node_of_rank.push_back(r / 8);
-    if (algorithm == "blueconnect" || algorithm == "torus2d") call.params.group_sizes = {8, ranks / 8};
-    const sim::CollectiveTiming timing =
-        sim::simulate_analytic(topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
+    if (algorithm == "blueconnect" || algorithm == "torus2d")
+      call.params.group_sizes = {8, ranks / 8};
+    const sim::CollectiveTiming timing = sim::simulate_analytic(
+        topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
     const auto done = std::chrono::steady_clock::now();
 
     const double wall = std::chrono::duration<double>(done - start).count();
@@ -72,8 +73,8 @@ int main(int argc, char** argv) {
                 "wall %7.2f s  peak RSS %7.1f MiB  simulated %.3f ms\n",
                 algorithm.c_str(), ranks, static_cast<unsigned long long>(timing.steps),
                 static_cast<double>(timing.steps) / simulate,
-                std::chrono::duration<double>(built - start).count(), simulate, wall, peak_rss_mib(),
-                ps_to_seconds(timing.time) * 1e3);
+                std::chrono::duration<double>(built - start).count(), simulate, wall,
+                peak_rss_mib(), ps_to_seconds(timing.time) * 1e3);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -13,34 +13,45 @@ namespace ddlsim {
 
 std::string describe_json(const Json& value) {
   switch (value.type()) {
-  case Json::value_t::null: return "null";
-  case Json::value_t::object: return "an object";
-  case Json::value_t::array: return "an array of " + std::to_string(value.size());
+  case Json::value_t::null:
+    return "null";
+  case Json::value_t::object:
+    return "an object";
+  case Json::value_t::array:
+    return "an array of " + std::to_string(value.size());
   case Json::value_t::string: {
     std::string s = value.get<std::string>();
     if (s.size() > 40) s = s.substr(0, 37) + "...";
     return Json(s).dump();
   }
-  case Json::value_t::boolean: return value.get<bool>() ? "true" : "false";
-  default: return value.dump();
+  case Json::value_t::boolean:
+    return value.get<bool>() ? "true" : "false";
+  default:
+    return value.dump();
   }
 }
 
 std::string json_pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
 
 void JsonValue::fail_expected(std::string_view expected) const {
-  throw InputError(path_, "expected " + std::string(expected) + ", found " + describe_json(*value_));
+  throw InputError(path_,
+                   "expected " + std::string(expected) + ", found " + describe_json(*value_));
 }
 
-void JsonValue::fail(const std::string& reason) const { throw InputError(path_, reason); }
+void JsonValue::fail(const std::string& reason) const {
+  throw InputError(path_, reason);
+}
 
 namespace {
 
@@ -73,7 +84,8 @@ std::int64_t JsonValue::integer(std::int64_t min, std::int64_t max) const {
       "an integer from " + std::to_string(min) + " to " + std::to_string(max);
   if (value_->is_number_integer()) {
     // Unsigned values above int64 max would wrap; read them as such and reject.
-    if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    if (value_->is_number_unsigned() &&
+        value_->get<std::uint64_t>() > static_cast<std::uint64_t>(max))
       fail_expected(expected);
     const std::int64_t x = value_->get<std::int64_t>();
     if (x < min || x > max) fail_expected(expected);
@@ -117,7 +129,8 @@ std::uint64_t JsonValue::bytes(std::uint64_t min, std::uint64_t max) const {
   const std::string expected = "a byte size from " + format_bytes(min) + " to " +
                                format_bytes(max) + " (a number or a string such as \"256MiB\")";
   std::optional<std::uint64_t> bytes;
-  if (value_->is_number_unsigned()) bytes = value_->get<std::uint64_t>();
+  if (value_->is_number_unsigned())
+    bytes = value_->get<std::uint64_t>();
   else if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0)
     bytes = static_cast<std::uint64_t>(value_->get<std::int64_t>());
   else if (value_->is_number_float()) {
@@ -130,11 +143,13 @@ std::uint64_t JsonValue::bytes(std::uint64_t min, std::uint64_t max) const {
   return *bytes;
 }
 
-JsonObject JsonValue::object() const { return JsonObject(*value_, path_); }
+JsonObject JsonValue::object() const {
+  return JsonObject(*value_, path_);
+}
 
 std::vector<JsonValue> JsonValue::array(std::size_t min_size, std::size_t max_size) const {
-  const std::string expected = "an array of " + std::to_string(min_size) + " to " +
-                               std::to_string(max_size) + " elements";
+  const std::string expected =
+      "an array of " + std::to_string(min_size) + " to " + std::to_string(max_size) + " elements";
   if (!value_->is_array() || value_->size() < min_size || value_->size() > max_size)
     fail_expected(expected);
   std::vector<JsonValue> elements;
@@ -147,7 +162,8 @@ std::vector<JsonValue> JsonValue::array(std::size_t min_size, std::size_t max_si
 JsonObject::JsonObject(const Json& value, std::string path)
     : value_(&value), path_(std::move(path)) {
   if (!value.is_object())
-    throw InputError(path_.empty() ? "/" : path_, "expected an object, found " + describe_json(value));
+    throw InputError(path_.empty() ? "/" : path_,
+                     "expected an object, found " + describe_json(value));
 }
 
 std::string JsonObject::child_path(std::string_view key) const {
@@ -172,7 +188,8 @@ std::optional<JsonValue> JsonObject::optional(std::string_view key) {
 
 JsonValue JsonObject::required(std::string_view key) {
   if (auto value = optional(key)) return *value;
-  throw InputError(path_.empty() ? "/" : path_, "missing required key \"" + std::string(key) + "\"");
+  throw InputError(path_.empty() ? "/" : path_,
+                   "missing required key \"" + std::string(key) + "\"");
 }
 
 void JsonObject::allow(std::initializer_list<std::string_view> keys) {
@@ -221,7 +238,8 @@ Json parse_json_text(std::string_view text, const std::string& origin) {
 
 Json parse_json_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), "cannot open the file (does it exist and is it readable?)");
+  if (!in)
+    throw InputError(file.string(), "cannot open the file (does it exist and is it readable?)");
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return parse_json_text(buffer.str(), file.string());

@@ -8,7 +8,9 @@ namespace ddlsim {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment distance, case-insensitive: a typo in case is still a typo.
-  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
   const std::size_t n = a.size(), m = b.size();
   std::vector<std::size_t> prev2(m + 1), prev(m + 1), cur(m + 1);
   for (std::size_t j = 0; j <= m; ++j) prev[j] = j;
@@ -17,7 +19,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= m; ++j) {
       const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1]))
         cur[j] = std::min(cur[j], prev2[j - 2] + 1);
     }
     std::swap(prev2, prev);

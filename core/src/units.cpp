@@ -7,9 +7,15 @@
 
 namespace ddlsim {
 
-Picoseconds ns_to_ps(double ns) { return static_cast<Picoseconds>(std::llround(ns * 1e3)); }
-double ps_to_seconds(Picoseconds ps) { return static_cast<double>(ps) / 1e12; }
-double ps_to_us(Picoseconds ps) { return static_cast<double>(ps) / 1e6; }
+Picoseconds ns_to_ps(double ns) {
+  return static_cast<Picoseconds>(std::llround(ns * 1e3));
+}
+double ps_to_seconds(Picoseconds ps) {
+  return static_cast<double>(ps) / 1e12;
+}
+double ps_to_us(Picoseconds ps) {
+  return static_cast<double>(ps) / 1e6;
+}
 
 namespace {
 
@@ -20,11 +26,23 @@ struct Suffix {
 
 // Longest suffixes first so "KiB" is not read as "B".
 constexpr std::array kSuffixes{
-    Suffix{"kib", 1024.0}, Suffix{"mib", 1048576.0}, Suffix{"gib", 1073741824.0},
-    Suffix{"tib", 1099511627776.0}, Suffix{"ki", 1024.0}, Suffix{"mi", 1048576.0},
-    Suffix{"gi", 1073741824.0}, Suffix{"ti", 1099511627776.0}, Suffix{"kb", 1e3},
-    Suffix{"mb", 1e6}, Suffix{"gb", 1e9}, Suffix{"tb", 1e12}, Suffix{"k", 1e3},
-    Suffix{"m", 1e6}, Suffix{"g", 1e9}, Suffix{"t", 1e12}, Suffix{"b", 1.0},
+    Suffix{"kib", 1024.0},
+    Suffix{"mib", 1048576.0},
+    Suffix{"gib", 1073741824.0},
+    Suffix{"tib", 1099511627776.0},
+    Suffix{"ki", 1024.0},
+    Suffix{"mi", 1048576.0},
+    Suffix{"gi", 1073741824.0},
+    Suffix{"ti", 1099511627776.0},
+    Suffix{"kb", 1e3},
+    Suffix{"mb", 1e6},
+    Suffix{"gb", 1e9},
+    Suffix{"tb", 1e12},
+    Suffix{"k", 1e3},
+    Suffix{"m", 1e6},
+    Suffix{"g", 1e9},
+    Suffix{"t", 1e12},
+    Suffix{"b", 1.0},
 };
 
 std::string lowercase_without_spaces(std::string_view text) {

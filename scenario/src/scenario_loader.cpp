@@ -52,10 +52,10 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
     std::vector<std::string> names;
     for (const coll::Algorithm* a : coll::algorithms_for(c.op)) names.emplace_back(a->name());
     names.emplace_back("auto");
-    throw InputError("/workload/algorithm",
-                     "unknown " + std::string(coll::to_string(c.op)) + " algorithm \"" +
-                         c.algorithm + "\"" + did_you_mean(c.algorithm, names) +
-                         "; expected " + join_choices(names));
+    throw InputError("/workload/algorithm", "unknown " + std::string(coll::to_string(c.op)) +
+                                                " algorithm \"" + c.algorithm + "\"" +
+                                                did_you_mean(c.algorithm, names) + "; expected " +
+                                                join_choices(names));
   }
   coll::CollectiveCall call = make_collective_call(c, cluster, 0);
   for (std::uint64_t size : c.sizes) {

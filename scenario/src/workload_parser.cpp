@@ -15,10 +15,10 @@ Enum parse_enum(const JsonValue& value, const std::array<Enum, N>& all) {
   const std::string chosen = value.choice(names);
   for (Enum e : all)
     if (coll::to_string(e) == chosen) return e;
-  return all[0];  // unreachable: choice() accepted one of the names
+  return all[0]; // unreachable: choice() accepted one of the names
 }
 
-constexpr std::uint64_t kMaxMessageBytes = 1ull << 40;  // 1 TiB per collective
+constexpr std::uint64_t kMaxMessageBytes = 1ull << 40; // 1 TiB per collective
 
 coll::AlgorithmParams parse_params(const JsonValue& section) {
   coll::AlgorithmParams params;
@@ -28,7 +28,8 @@ coll::AlgorithmParams parse_params(const JsonValue& section) {
   if (auto v = object.optional("group_sizes"))
     for (const JsonValue& size : v->array(1, 8))
       params.group_sizes.push_back(static_cast<int>(size.integer(1, 1 << 20)));
-  if (auto v = object.optional("servers")) params.servers = static_cast<int>(v->integer(1, 1 << 20));
+  if (auto v = object.optional("servers"))
+    params.servers = static_cast<int>(v->integer(1, 1 << 20));
   if (auto v = object.optional("dedicated_servers")) params.dedicated_servers = v->boolean();
   if (auto v = object.optional("density")) params.density = v->positive_number(1.0);
   if (auto v = object.optional("chunk_bytes")) params.chunk_bytes = v->bytes(1, kMaxMessageBytes);
@@ -53,8 +54,9 @@ std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
   const std::uint64_t to = to_value.bytes(1, kMaxMessageBytes);
   const double factor = range.has("factor") ? range.required("factor").number(1.01, 1024) : 2.0;
   range.finish();
-  if (to < from) to_value.fail("\"to\" (" + format_bytes(to) + ") is smaller than \"from\" (" +
-                               format_bytes(from) + ")");
+  if (to < from)
+    to_value.fail("\"to\" (" + format_bytes(to) + ") is smaller than \"from\" (" +
+                  format_bytes(from) + ")");
   for (double size = static_cast<double>(from); size <= static_cast<double>(to) * (1 + 1e-12);
        size *= factor) {
     out.push_back(static_cast<std::uint64_t>(size + 0.5));
@@ -77,11 +79,11 @@ WorkloadSpec parse_workload(const JsonValue& section) {
   if (auto v = object.optional("algorithm")) c.algorithm = v->non_empty_string();
   if (auto v = object.optional("params")) c.params = parse_params(*v);
   if (auto v = object.optional("dtype"))
-    c.dtype = parse_enum(*v, std::array{coll::DataType::fp32, coll::DataType::fp16,
-                                        coll::DataType::bf16});
+    c.dtype = parse_enum(
+        *v, std::array{coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
   if (auto v = object.optional("reduction"))
-    c.reduction = parse_enum(*v, std::array{coll::Reduction::sum, coll::Reduction::avg,
-                                            coll::Reduction::adasum});
+    c.reduction = parse_enum(
+        *v, std::array{coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
   if (auto v = object.optional("root")) c.root = static_cast<int>(v->integer(0, 1 << 20));
   if (auto v = object.optional("ranks")) c.ranks = static_cast<int>(v->integer(1, 1 << 20));
   c.sizes = parse_sizes(object.required("sizes"));

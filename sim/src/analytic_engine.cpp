@@ -34,7 +34,8 @@ struct Slot {
   bool done = false;
 
   static Slot of(const Step& step) {
-    return Slot{step.bytes, 0, step.deps, step.peer, step.kind, step.dep_count, step.channel, false};
+    return Slot{step.bytes,   0,    step.deps, step.peer, step.kind, step.dep_count,
+                step.channel, false};
   }
   bool is_send() const { return kind == StepKind::send; }
   bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
@@ -42,15 +43,15 @@ struct Slot {
 
 // A started send or receive waiting for its partner, kept by the receiving program.
 struct Waiting {
-  std::int32_t sender;  // rank of the sending side
+  std::int32_t sender; // rank of the sending side
   StepRef step;
 };
 
 // One (rank, channel) program: the steps pulled from its stream and not yet retired.
 struct Program {
   coll::StepStream stream;
-  RingWindow<Slot> window;    // window[i] is step base + i
-  std::uint32_t base = 0;     // every step before base is done
+  RingWindow<Slot> window; // window[i] is step base + i
+  std::uint32_t base = 0;  // every step before base is done
   std::uint32_t next_start = 0;
   bool exhausted = false;
   std::int32_t rank = 0;
@@ -77,11 +78,11 @@ struct Transfer {
 enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done };
 struct Event {
   EventKind kind;
-  std::uint32_t a;  // program (local_done) or transfer id
-  std::uint32_t b;  // step index (local_done)
+  std::uint32_t a; // program (local_done) or transfer id
+  std::uint32_t b; // step index (local_done)
 };
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+std::uint64_t mix(std::uint64_t x) { // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
@@ -89,13 +90,14 @@ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
 }
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
-  return static_cast<Picoseconds>(std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+  return static_cast<Picoseconds>(
+      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
 }
 
 class AnalyticRun {
 public:
-  AnalyticRun(const topo::Topology& topology, topo::Router& router,
-              const coll::Schedule& schedule, const AnalyticOptions& options)
+  AnalyticRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
+              const AnalyticOptions& options)
       : topology_(topology), router_(router), schedule_(schedule), options_(options),
         flows_(topology) {
     const int ranks = schedule.ranks();
@@ -106,8 +108,10 @@ public:
     for (int r = 0; r < ranks; ++r) {
       const topo::Vertex& gpu = topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]);
       GpuRates rates = gpu_rates(topology.node(gpu.node).gpu_model);
-      if (options.reduce_bytes_per_second > 0) rates.reduce_bytes_per_second = options.reduce_bytes_per_second;
-      if (options.copy_bytes_per_second > 0) rates.copy_bytes_per_second = options.copy_bytes_per_second;
+      if (options.reduce_bytes_per_second > 0)
+        rates.reduce_bytes_per_second = options.reduce_bytes_per_second;
+      if (options.copy_bytes_per_second > 0)
+        rates.copy_bytes_per_second = options.copy_bytes_per_second;
       rates_.push_back(rates);
     }
     const int channels = schedule.channels();
@@ -197,18 +201,24 @@ private:
     if (step.is_send()) {
       Program& receiver = programs_[program_of(step.peer, step.channel)];
       StepRef receive;
-      if (take(receiver.receives, rank, receive)) start_transfer(ref, receive);
-      else receiver.sends_in.push_back(Waiting{rank, ref});
+      if (take(receiver.receives, rank, receive))
+        start_transfer(ref, receive);
+      else
+        receiver.sends_in.push_back(Waiting{rank, ref});
     } else if (step.is_receive()) {
       Program& self = programs_[ref.program];
       StepRef send;
-      if (take(self.sends_in, step.peer, send)) start_transfer(send, ref);
-      else self.receives.push_back(Waiting{step.peer, ref});
+      if (take(self.sends_in, step.peer, send))
+        start_transfer(send, ref);
+      else
+        self.receives.push_back(Waiting{step.peer, ref});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
-      if (step.kind == StepKind::reduce) rate = rates.reduce_bytes_per_second;
-      else if (step.kind == StepKind::copy || step.kind == StepKind::scale) rate = rates.copy_bytes_per_second;
+      if (step.kind == StepKind::reduce)
+        rate = rates.reduce_bytes_per_second;
+      else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
+        rate = rates.copy_bytes_per_second;
       events_.push(now_ + options_.per_step_overhead + duration(step.bytes, rate),
                    Event{EventKind::local_done, ref.program, ref.index});
     }
@@ -222,9 +232,9 @@ private:
     if (paths.empty())
       throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
                                        topology_.vertex(dst).name);
-    const std::uint64_t hash = mix(options_.seed ^ mix((static_cast<std::uint64_t>(sender.rank) << 32) ^
-                                                       (static_cast<std::uint64_t>(receiver) << 8) ^
-                                                       sender.channel));
+    const std::uint64_t hash =
+        mix(options_.seed ^ mix((static_cast<std::uint64_t>(sender.rank) << 32) ^
+                                (static_cast<std::uint64_t>(receiver) << 8) ^ sender.channel));
     sender.path_peer = receiver;
     sender.path = &paths[hash % paths.size()];
     sender.path_latency = 0;
@@ -274,13 +284,17 @@ private:
 
   void handle(const Event& event) {
     switch (event.kind) {
-    case EventKind::local_done: complete(StepRef{event.a, event.b}); break;
+    case EventKind::local_done:
+      complete(StepRef{event.a, event.b});
+      break;
     case EventKind::latency_done: {
       const Transfer& transfer = transfers_[event.a];
       flows_.start(*transfer.path, static_cast<double>(transfer.bytes), event.a, now_);
       break;
     }
-    case EventKind::reduce_done: finish_transfer(event.a); break;
+    case EventKind::reduce_done:
+      finish_transfer(event.a);
+      break;
     }
   }
 
@@ -293,8 +307,8 @@ private:
         !options_.progress(now_, steps_done_))
       stopped_ = true;
     if (options_.record_steps)
-      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.kind, done.peer,
-                                                  done.bytes, done.start, now_});
+      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.kind,
+                                                  done.peer, done.bytes, done.start, now_});
     while (!program.window.empty() && program.window.front().done) {
       program.window.pop_front();
       ++program.base;
@@ -311,7 +325,8 @@ private:
                          std::to_string(stuck);
       if (stuck >= program.base && stuck - program.base < program.window.size()) {
         const Slot& step = program.window[stuck - program.base];
-        what += " (" + std::string(coll::to_string(step.kind)) + " peer " + std::to_string(step.peer) + ")";
+        what += " (" + std::string(coll::to_string(step.kind)) + " peer " +
+                std::to_string(step.peer) + ")";
       }
       throw std::logic_error(what);
     }

@@ -10,7 +10,8 @@ namespace {
 
 // Lossy algorithms change the result; a user must ask for them by name.
 bool is_lossy(std::string_view name) {
-  return name.find("topk") != std::string_view::npos || name.find("sparse") != std::string_view::npos;
+  return name.find("topk") != std::string_view::npos ||
+         name.find("sparse") != std::string_view::npos;
 }
 
 } // namespace
@@ -24,7 +25,7 @@ AlgorithmChoice choose_algorithm(const topo::Topology& topology, topo::Router& r
     try {
       algorithm->check(call);
     } catch (const InputError&) {
-      continue;  // not applicable to this call (e.g. needs group sizes)
+      continue; // not applicable to this call (e.g. needs group sizes)
     }
     const CollectiveTiming timing =
         simulate_analytic(topology, router, coll::Schedule::make(call), options);

@@ -121,7 +121,8 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   for (topo::LinkId link : component_links_) {
     link_capacity_left_[link] = topology_.link(link).bandwidth_bytes_per_second;
     link_unfrozen_[link] = static_cast<std::uint32_t>(flows_on_link_[link].size());
-    if (link_unfrozen_[link] > 0) push_share(link_capacity_left_[link] / link_unfrozen_[link], link);
+    if (link_unfrozen_[link] > 0)
+      push_share(link_capacity_left_[link] / link_unfrozen_[link], link);
   }
   while (!share_heap_.empty()) {
     std::pop_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
@@ -160,12 +161,12 @@ void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& 
     const auto [when, id] = finish_heap_.back();
     finish_heap_.pop_back();
     Flow& flow = flows_[id];
-    if (!flow.active || flow.finish != when) continue;  // stale entry
+    if (!flow.active || flow.finish != when) continue; // stale entry
     flow.active = false;
     --active_count_;
     for (topo::LinkId link : *flow.path) {
       auto& on_link = flows_on_link_[link];
-      if (on_link.empty()) continue;  // zero-byte flows were never placed on links
+      if (on_link.empty()) continue; // zero-byte flows were never placed on links
       auto it = std::find(on_link.begin(), on_link.end(), id);
       if (it == on_link.end()) continue;
       *it = on_link.back();

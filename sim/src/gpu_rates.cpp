@@ -14,9 +14,12 @@ struct MemoryBandwidth {
 // V100 SXM2 900 GB/s, A10G 600 GB/s, A100 40GB 1,555 GB/s, A100 80GB 2,039 GB/s, H100 SXM
 // 3.35 TB/s. More specific names first.
 constexpr std::array kTable{
-    MemoryBandwidth{"A100-SXM4-80GB", 2039e9}, MemoryBandwidth{"A100", 1555e9},
-    MemoryBandwidth{"H100", 3350e9},           MemoryBandwidth{"V100", 900e9},
-    MemoryBandwidth{"P100", 732e9},            MemoryBandwidth{"P40", 346e9},
+    MemoryBandwidth{"A100-SXM4-80GB", 2039e9},
+    MemoryBandwidth{"A100", 1555e9},
+    MemoryBandwidth{"H100", 3350e9},
+    MemoryBandwidth{"V100", 900e9},
+    MemoryBandwidth{"P100", 732e9},
+    MemoryBandwidth{"P40", 346e9},
     MemoryBandwidth{"A10G", 600e9},
 };
 

@@ -11,13 +11,16 @@ double CollectiveRow::algbw_gbytes_per_second() const {
 double bus_bandwidth_factor(coll::Op op, int ranks) {
   const double n = ranks;
   switch (op) {
-  case coll::Op::all_reduce: return ranks > 1 ? 2 * (n - 1) / n : 0;
+  case coll::Op::all_reduce:
+    return ranks > 1 ? 2 * (n - 1) / n : 0;
   case coll::Op::reduce_scatter:
   case coll::Op::all_gather:
-  case coll::Op::all_to_all: return ranks > 1 ? (n - 1) / n : 0;
+  case coll::Op::all_to_all:
+    return ranks > 1 ? (n - 1) / n : 0;
   case coll::Op::broadcast:
   case coll::Op::reduce:
-  case coll::Op::send_recv: return 1;
+  case coll::Op::send_recv:
+    return 1;
   }
   return 1;
 }
@@ -31,8 +34,8 @@ void print_table(const CollectiveReport& report, std::ostream& out) {
   std::snprintf(line, sizeof line, "#%12s %12s %6s %6s %12s %10s %10s  %s\n", "size", "count",
                 "type", "redop", "time(us)", "algbw", "busbw", "algorithm");
   out << line;
-  std::snprintf(line, sizeof line, "#%12s %12s %6s %6s %12s %10s %10s\n", "(B)", "(elements)",
-                "", "", "", "(GB/s)", "(GB/s)");
+  std::snprintf(line, sizeof line, "#%12s %12s %6s %6s %12s %10s %10s\n", "(B)", "(elements)", "",
+                "", "", "(GB/s)", "(GB/s)");
   out << line;
   const double factor = bus_bandwidth_factor(report.op, report.ranks);
   for (const CollectiveRow& row : report.rows) {
@@ -68,9 +71,9 @@ Json to_json(const CollectiveReport& report) {
     if (!row.why.empty()) j["auto_reason"] = row.why;
     rows.push_back(std::move(j));
   }
-  return {{"scenario", report.scenario}, {"engine", report.engine},
-          {"op", coll::to_string(report.op)}, {"ranks", report.ranks},
-          {"seed", report.seed},           {"results", std::move(rows)}};
+  return {
+      {"scenario", report.scenario}, {"engine", report.engine}, {"op", coll::to_string(report.op)},
+      {"ranks", report.ranks},       {"seed", report.seed},     {"results", std::move(rows)}};
 }
 
 } // namespace ddlsim::sim

@@ -8,8 +8,7 @@
 
 namespace ddlsim::sim {
 
-template <typename T>
-class RingWindow {
+template <typename T> class RingWindow {
 public:
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }

@@ -30,11 +30,12 @@ void write_chrome_trace(const std::vector<TraceSection>& sections, std::ostream&
     for (const StepRecord& step : *sections[s].steps) {
       separator();
       std::string name(coll::to_string(step.kind));
-      if (step.peer >= 0) name += (step.kind == coll::StepKind::send ? " to " : " from ") + std::to_string(step.peer);
+      if (step.peer >= 0)
+        name += (step.kind == coll::StepKind::send ? " to " : " from ") + std::to_string(step.peer);
       out << R"({"ph":"X","pid":)" << s << R"(,"tid":)" << step.rank * 1000 + step.channel
-          << R"(,"name":")" << name << R"(","ts":)" << microseconds(step.start)
-          << R"(,"dur":)" << microseconds(step.end - step.start) << R"(,"args":{"bytes":)"
-          << step.bytes << ",\"rank\":" << step.rank << ",\"channel\":" << step.channel << "}}";
+          << R"(,"name":")" << name << R"(","ts":)" << microseconds(step.start) << R"(,"dur":)"
+          << microseconds(step.end - step.start) << R"(,"args":{"bytes":)" << step.bytes
+          << ",\"rank\":" << step.rank << ",\"channel\":" << step.channel << "}}";
     }
   }
   out << "\n]}\n";

@@ -80,7 +80,8 @@ TEST_CASE("an engine this version does not have") {
   const std::string e = load_error(R"({"engine": {"type": "packet"}})");
   CHECK_THAT(e, Contains("/engine/type"));
   CHECK_THAT(e, Contains("not part of this version"));
-  CHECK_THAT(load_error(R"({"engine": {"type": "analytc"}})"), Contains("did you mean \"analytic\"?"));
+  CHECK_THAT(load_error(R"({"engine": {"type": "analytc"}})"),
+             Contains("did you mean \"analytic\"?"));
 }
 
 TEST_CASE("absurd values are rejected with their range") {
@@ -102,8 +103,8 @@ TEST_CASE("unknown include names the presets") {
 TEST_CASE("sweep axes are checked point by point") {
   CHECK_THAT(load_error(R"({"sweep": [{"set": "topology/fabric", "values": [1]}]})"),
              Contains("/sweep/0/set"));
-  const std::string e = load_error(
-      R"({"sweep": [{"set": "/topology/fabric/bandwidth_gbps", "values": [100, -1]}]})");
+  const std::string e =
+      load_error(R"({"sweep": [{"set": "/topology/fabric/bandwidth_gbps", "values": [100, -1]}]})");
   CHECK_THAT(e, Contains("/topology/fabric/bandwidth_gbps=-1"));
   CHECK_THAT(load_error(R"({"sweep": [{"set": "/x", "values": [1], "valeus": [2]}]})"),
              Contains("did you mean \"values\"?"));

@@ -59,8 +59,8 @@ TEST_CASE("an include is overridden field by field") {
   CHECK(scenario.topology.fabric.link_latency == 9'000'000);
   CHECK(scenario.topology.node_groups.at(0).count == 2);
   CHECK(scenario.workload.collective.sizes == std::vector<std::uint64_t>{1 << 20});
-  CHECK(scenario.workload.collective.ranks == 16);  // every GPU of the 2 nodes
-  CHECK(scenario.workload.collective.algorithm == "ring");  // kept from the preset
+  CHECK(scenario.workload.collective.ranks == 16);         // every GPU of the 2 nodes
+  CHECK(scenario.workload.collective.algorithm == "ring"); // kept from the preset
 }
 
 TEST_CASE("size ranges expand geometrically and include both ends") {

@@ -41,7 +41,7 @@ TEST_CASE("one flow moves at the bottleneck bandwidth") {
   FlowNetwork network(t);
   const std::vector<topo::LinkId> path{0, 2};
   network.start(path, 1e6, 7, 0);
-  CHECK(finish_times(network).at(7) == 1'000'000'000);  // 1 MB at 1 GB/s = 1 ms
+  CHECK(finish_times(network).at(7) == 1'000'000'000); // 1 MB at 1 GB/s = 1 ms
 }
 
 TEST_CASE("flows sharing a link split it and the survivor speeds up") {
@@ -51,8 +51,8 @@ TEST_CASE("flows sharing a link split it and the survivor speeds up") {
   network.start(path, 1e6, 1, 0);
   network.start(path, 2e6, 2, 0);
   const auto times = finish_times(network);
-  CHECK(times.at(1) == 2'000'000'000);  // 1 MB at 0.5 GB/s
-  CHECK(times.at(2) == 3'000'000'000);  // then the last 1 MB alone at 1 GB/s
+  CHECK(times.at(1) == 2'000'000'000); // 1 MB at 0.5 GB/s
+  CHECK(times.at(2) == 3'000'000'000); // then the last 1 MB alone at 1 GB/s
 }
 
 TEST_CASE("progressive filling gives the max-min fair rates") {

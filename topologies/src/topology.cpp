@@ -4,22 +4,32 @@ namespace ddlsim::topo {
 
 std::string_view to_string(VertexKind kind) {
   switch (kind) {
-  case VertexKind::gpu: return "gpu";
-  case VertexKind::host: return "host";
-  case VertexKind::nic: return "nic";
-  case VertexKind::pcie_switch: return "pcie_switch";
-  case VertexKind::nvswitch: return "nvswitch";
-  case VertexKind::network_switch: return "switch";
+  case VertexKind::gpu:
+    return "gpu";
+  case VertexKind::host:
+    return "host";
+  case VertexKind::nic:
+    return "nic";
+  case VertexKind::pcie_switch:
+    return "pcie_switch";
+  case VertexKind::nvswitch:
+    return "nvswitch";
+  case VertexKind::network_switch:
+    return "switch";
   }
   return "?";
 }
 
 std::string_view to_string(LinkClass link_class) {
   switch (link_class) {
-  case LinkClass::nvlink: return "nvlink";
-  case LinkClass::pcie: return "pcie";
-  case LinkClass::nic: return "nic";
-  case LinkClass::fabric: return "fabric";
+  case LinkClass::nvlink:
+    return "nvlink";
+  case LinkClass::pcie:
+    return "pcie";
+  case LinkClass::nic:
+    return "nic";
+  case LinkClass::fabric:
+    return "fabric";
   }
   return "?";
 }
@@ -37,8 +47,10 @@ LinkId Topology::add_duplex_link(VertexId a, VertexId b, double bandwidth_bytes_
                                  std::uint64_t buffer_bytes) {
   const auto forward = static_cast<LinkId>(links_.size());
   const LinkId backward = forward + 1;
-  links_.push_back(Link{a, b, bandwidth_bytes_per_second, latency, buffer_bytes, link_class, backward});
-  links_.push_back(Link{b, a, bandwidth_bytes_per_second, latency, buffer_bytes, link_class, forward});
+  links_.push_back(
+      Link{a, b, bandwidth_bytes_per_second, latency, buffer_bytes, link_class, backward});
+  links_.push_back(
+      Link{b, a, bandwidth_bytes_per_second, latency, buffer_bytes, link_class, forward});
   out_links_[a].push_back(forward);
   out_links_[b].push_back(backward);
   boost::add_edge(a, b, forward, graph_);

@@ -39,11 +39,11 @@ public:
   // Throws InputError at this value's path with a free-form reason.
   [[noreturn]] void fail(const std::string& reason) const;
 
-  double number(double min, double max) const;          // finite, in [min, max]
-  double positive_number(double max) const;             // finite, in (0, max]
+  double number(double min, double max) const; // finite, in [min, max]
+  double positive_number(double max) const;    // finite, in (0, max]
   std::int64_t integer(std::int64_t min, std::int64_t max) const;
   bool boolean() const;
-  std::string string() const;                           // any string, possibly empty
+  std::string string() const; // any string, possibly empty
   std::string non_empty_string() const;
   // One of `choices`; a near miss is reported with "did you mean".
   std::string choice(std::span<const std::string> choices) const;
@@ -67,7 +67,7 @@ public:
   const std::string& path() const { return path_; }
   std::string child_path(std::string_view key) const;
 
-  bool has(std::string_view key);                    // also marks the key as known
+  bool has(std::string_view key); // also marks the key as known
   std::optional<JsonValue> optional(std::string_view key);
   JsonValue required(std::string_view key);
   // Marks keys as valid without reading them (e.g. handled elsewhere).

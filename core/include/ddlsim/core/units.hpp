@@ -19,9 +19,13 @@ inline constexpr Picoseconds kPsPerUs = 1'000'000;
 inline constexpr Picoseconds kPsPerSecond = 1'000'000'000'000;
 
 // Bytes per second from gigabits per second (10^9 bit/s), the unit of NIC and fabric specs.
-constexpr double gbps_to_bytes_per_second(double gbps) { return gbps * 1e9 / 8.0; }
+constexpr double gbps_to_bytes_per_second(double gbps) {
+  return gbps * 1e9 / 8.0;
+}
 // Bytes per second from gigabytes per second (10^9 B/s), the unit of NVLink and PCIe specs.
-constexpr double gigabytes_to_bytes_per_second(double gigabytes) { return gigabytes * 1e9; }
+constexpr double gigabytes_to_bytes_per_second(double gigabytes) {
+  return gigabytes * 1e9;
+}
 
 // Rounds a non-negative nanosecond count to picoseconds.
 Picoseconds ns_to_ps(double ns);

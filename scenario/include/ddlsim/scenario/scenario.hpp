@@ -20,13 +20,13 @@ namespace ddlsim {
 // workload.type = "collective": one collective at a list of sizes.
 struct CollectiveWorkload {
   coll::Op op = coll::Op::all_reduce;
-  std::string algorithm = "ring";  // or "auto"
+  std::string algorithm = "ring"; // or "auto"
   coll::AlgorithmParams params;
   coll::DataType dtype = coll::DataType::fp32;
   coll::Reduction reduction = coll::Reduction::sum;
   int root = 0;
-  int ranks = 0;  // the first `ranks` GPUs in rank order; 0 = every GPU
-  std::vector<std::uint64_t> sizes;  // bytes, nccl-tests meaning (see CollectiveCall::bytes)
+  int ranks = 0;                    // the first `ranks` GPUs in rank order; 0 = every GPU
+  std::vector<std::uint64_t> sizes; // bytes, nccl-tests meaning (see CollectiveCall::bytes)
 };
 
 struct WorkloadSpec {
@@ -37,8 +37,8 @@ struct WorkloadSpec {
 // engine.type = "analytic" (the only engine so far): alpha-beta with max-min link sharing.
 struct EngineSpec {
   std::string type = "analytic";
-  Picoseconds per_step_overhead = 0;        // software cost added to every step
-  double reduce_bytes_per_second = 0;       // GPU reduction throughput; 0 = the GPU model's
+  Picoseconds per_step_overhead = 0;  // software cost added to every step
+  double reduce_bytes_per_second = 0; // GPU reduction throughput; 0 = the GPU model's
 };
 
 // One sweep axis: the value at JSON pointer `pointer` takes each of `values` in turn.
@@ -48,15 +48,15 @@ struct SweepAxis {
 };
 
 struct OutputSpec {
-  std::string json_path;   // machine report; "" = none
-  std::string trace_path;  // Chrome trace; "" = none
+  std::string json_path;  // machine report; "" = none
+  std::string trace_path; // Chrome trace; "" = none
 };
 
 struct Scenario {
   std::string name;
   std::string description;
-  std::string origin;   // file it came from, for messages
-  Json resolved;        // the scenario after includes are merged (what was validated)
+  std::string origin; // file it came from, for messages
+  Json resolved;      // the scenario after includes are merged (what was validated)
   topo::ClusterSpec topology;
   WorkloadSpec workload;
   EngineSpec engine;

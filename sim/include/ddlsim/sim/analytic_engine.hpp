@@ -44,13 +44,13 @@ struct StepRecord {
 };
 
 struct CollectiveTiming {
-  bool complete = true;             // false when options.progress stopped the run
-  Picoseconds time = 0;             // when the last step of any rank completed
+  bool complete = true; // false when options.progress stopped the run
+  Picoseconds time = 0; // when the last step of any rank completed
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;
   std::uint64_t bytes_sent = 0;
   std::size_t peak_flows_per_link = 0;
-  std::vector<StepRecord> steps_recorded;  // only with record_steps, in completion order
+  std::vector<StepRecord> steps_recorded; // only with record_steps, in completion order
 };
 
 // Rank r runs on topology.gpus()[r]. Throws InputError when the schedule has more ranks than the

@@ -10,7 +10,7 @@ namespace ddlsim::sim {
 
 struct AlgorithmChoice {
   std::string algorithm;
-  std::string reason;  // "ring 1.23 ms < rabenseifner 1.40 ms < ..."
+  std::string reason; // "ring 1.23 ms < rabenseifner 1.40 ms < ..."
 };
 
 // Candidates: every registered algorithm for call.op that accepts the call and computes the

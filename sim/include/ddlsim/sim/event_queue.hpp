@@ -11,10 +11,11 @@
 
 namespace ddlsim::sim {
 
-template <typename Payload>
-class EventQueue {
+template <typename Payload> class EventQueue {
 public:
-  void push(Picoseconds time, const Payload& payload) { heap_.push(Entry{time, next_seq_++, payload}); }
+  void push(Picoseconds time, const Payload& payload) {
+    heap_.push(Entry{time, next_seq_++, payload});
+  }
   bool empty() const { return heap_.empty(); }
   Picoseconds next_time() const { return heap_.top().time; }
   Payload pop() {

@@ -42,14 +42,14 @@ public:
 private:
   struct Flow {
     const std::vector<topo::LinkId>* path = nullptr;
-    double remaining = 0;  // bytes left at `updated`
-    double rate = 0;       // bytes per second
+    double remaining = 0; // bytes left at `updated`
+    double rate = 0;      // bytes per second
     Picoseconds updated = 0;
     Picoseconds finish = 0;
     std::uint64_t tag = 0;
     bool active = false;
-    std::uint32_t mark = 0;         // epoch in which the component search reached it
-    std::uint32_t frozen_mark = 0;  // epoch in which progressive filling fixed its rate
+    std::uint32_t mark = 0;        // epoch in which the component search reached it
+    std::uint32_t frozen_mark = 0; // epoch in which progressive filling fixed its rate
   };
 
   void settle(Flow& flow, Picoseconds now);

@@ -8,9 +8,9 @@ namespace ddlsim::sim {
 
 struct GpuRates {
   double memory_bytes_per_second = 0;
-  double reduce_bytes_per_second = 0;  // dst = a + b: reads 2 bytes, writes 1 per byte reduced
-  double copy_bytes_per_second = 0;    // reads 1, writes 1
-  double codec_bytes_per_second = 0;   // top-k / norms / casts: several passes over the input
+  double reduce_bytes_per_second = 0; // dst = a + b: reads 2 bytes, writes 1 per byte reduced
+  double copy_bytes_per_second = 0;   // reads 1, writes 1
+  double codec_bytes_per_second = 0;  // top-k / norms / casts: several passes over the input
 };
 
 // Rates for a GPU model name such as "V100-SXM2-32GB" or "A100-SXM4-80GB"; an unknown model

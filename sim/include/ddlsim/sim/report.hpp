@@ -14,11 +14,11 @@ namespace ddlsim::sim {
 
 struct CollectiveRow {
   std::uint64_t bytes = 0;
-  std::uint64_t count = 0;  // elements
+  std::uint64_t count = 0; // elements
   coll::DataType dtype = coll::DataType::fp32;
   coll::Reduction reduction = coll::Reduction::sum;
   std::string algorithm;
-  std::string why;  // for "auto": the ranking that chose it
+  std::string why; // for "auto": the ranking that chose it
   Picoseconds time = 0;
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;
@@ -26,7 +26,7 @@ struct CollectiveRow {
   std::size_t peak_flows_per_link = 0;
 
   double seconds() const { return ps_to_seconds(time); }
-  double algbw_gbytes_per_second() const;  // bytes / time, in 10^9 B/s
+  double algbw_gbytes_per_second() const; // bytes / time, in 10^9 B/s
 };
 
 // nccl-tests' bus-bandwidth factor: 2(n-1)/n for all-reduce; (n-1)/n for reduce-scatter,

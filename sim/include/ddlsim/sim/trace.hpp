@@ -10,7 +10,7 @@
 namespace ddlsim::sim {
 
 struct TraceSection {
-  std::string name;  // e.g. "all_reduce 64 MiB ring": one trace process per section
+  std::string name; // e.g. "all_reduce 64 MiB ring": one trace process per section
   const std::vector<StepRecord>* steps;
 };
 

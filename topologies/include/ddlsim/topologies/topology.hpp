@@ -27,19 +27,19 @@ std::string_view to_string(VertexKind kind);
 
 // What hardware a link is; calibration fits latency and bandwidth per class.
 enum class LinkClass : std::uint8_t {
-  nvlink,  // GPU to GPU or GPU to NVSwitch
-  pcie,    // GPU, NIC or CPU to a PCIe switch / root complex
-  nic,     // NIC to its first network switch (the host's injection link)
-  fabric,  // network switch to network switch
+  nvlink, // GPU to GPU or GPU to NVSwitch
+  pcie,   // GPU, NIC or CPU to a PCIe switch / root complex
+  nic,    // NIC to its first network switch (the host's injection link)
+  fabric, // network switch to network switch
 };
 std::string_view to_string(LinkClass link_class);
 
 struct Vertex {
   VertexKind kind;
-  std::string name;          // unique, e.g. "node3/gpu5", "leaf2", "core0"
-  std::int32_t node = -1;    // index of the server it belongs to; -1 for fabric switches
-  std::int32_t local = 0;    // index among vertices of its kind in its node (GPU 0..7), or in its tier
-  std::int32_t tier = -1;    // network switches: 0 edge/leaf/rail, 1 aggregation/spine, 2 core
+  std::string name;       // unique, e.g. "node3/gpu5", "leaf2", "core0"
+  std::int32_t node = -1; // index of the server it belongs to; -1 for fabric switches
+  std::int32_t local = 0; // index among vertices of its kind in its node (GPU 0..7), or in its tier
+  std::int32_t tier = -1; // network switches: 0 edge/leaf/rail, 1 aggregation/spine, 2 core
 };
 
 // One direction of a link. Full-duplex links are two Links, each naming the other as reverse.
@@ -48,16 +48,16 @@ struct Link {
   VertexId dst;
   double bandwidth_bytes_per_second;
   Picoseconds latency;
-  std::uint64_t buffer_bytes = 0;  // egress buffer at src for this port; 0 = engine default
+  std::uint64_t buffer_bytes = 0; // egress buffer at src for this port; 0 = engine default
   LinkClass link_class;
   LinkId reverse;
 };
 
 // One server: its preset and the ids of its vertices.
 struct Node {
-  std::string preset;          // e.g. "dgx-a100", or "custom"
-  std::string gpu_model;       // e.g. "A100-SXM4-40GB"
-  std::vector<VertexId> gpus;  // in local order; global rank order is node-major
+  std::string preset;         // e.g. "dgx-a100", or "custom"
+  std::string gpu_model;      // e.g. "A100-SXM4-40GB"
+  std::vector<VertexId> gpus; // in local order; global rank order is node-major
   std::vector<VertexId> nics;
   std::vector<VertexId> hosts;
 };
@@ -73,7 +73,7 @@ public:
   // reverse is that id + 1).
   LinkId add_duplex_link(VertexId a, VertexId b, double bandwidth_bytes_per_second,
                          Picoseconds latency, LinkClass link_class, std::uint64_t buffer_bytes = 0);
-  int add_node(Node node);  // returns the node index
+  int add_node(Node node); // returns the node index
   Node& node(int index) { return nodes_[static_cast<std::size_t>(index)]; }
 
   // --- reading ---
