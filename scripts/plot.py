@@ -74,7 +74,7 @@ def plot_busbw(grouped, output):
                       marker="o", markersize=3, label=algorithm_of(report))
         axis.set_xscale("log", base=2)
         axis.set_xlabel("size per rank (bytes)")
-        axis.set_ylabel("bus bandwidth (GB/s)")
+        axis.set_ylabel("bus bandwidth (GB/s; lossy algorithms: dense equivalent)")
         axis.set_title(f"{scenario}\n{reports[0]['ranks']} ranks, {reports[0]['engine']} engine", fontsize=9)
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize=8)
