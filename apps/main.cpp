@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
                "ddlsim"};
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
+  app.footer("Exit status: 0 done, 2 bad input (the message names the place and the fix), "
+             "3 internal error (a bug: please report it), 4 stopped by --max-wall-seconds.");
   ddlsim::cli::add_run_command(app);
   ddlsim::cli::add_schedule_command(app);
   ddlsim::cli::add_check_command(app);
