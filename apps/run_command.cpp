@@ -96,6 +96,10 @@ void run(const RunOptions& options) {
     if (engine.record_steps) traces.push_back(std::move(timing.steps_recorded));
   }
   sim::print_table(report, std::cout);
+  if (!scenario.sweep.empty())
+    std::cout << "# note: this scenario's sweep (" << scenario.sweep.size()
+              << " axes) was validated but not run: `run` simulates the base scenario; sweeps "
+                 "belong to `ddlsim plan`, which is not in this version yet\n";
   if (!json_path.empty()) {
     write_file(json_path, [&](std::ostream& out) { out << sim::to_json(report).dump(2) << "\n"; });
     std::cout << "# wrote " << json_path << "\n";
