@@ -53,7 +53,10 @@ public:
       : Generator("bruck", Op::all_gather,
                   "⌈lg p⌉ steps for any p, blocks kept rotated; ⌈lg p⌉α + n(p-1)/p·β "
                   "(Bruck et al. 1997)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   std::uint64_t scratch_bytes(const CollectiveCall& call, int /*rank*/) const override {
     return call.ranks > 1 ? call.bytes : 0;
   }

@@ -60,7 +60,10 @@ public:
       : Generator("recursive_doubling", Op::all_gather,
                   "swap doubling groups with the rank 2^k away; lg(p)α + n(p-1)/p·β "
                   "(+2α + n(1+1/p)β if p is not a power of two) (Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return recursive_doubling(shape_of(call, rank, channel));
   }

@@ -44,7 +44,10 @@ public:
       : Generator("ring", Op::all_gather,
                   "p-1 steps around a ring; (p-1)α + n(p-1)/p·β; uses chunks, channels "
                   "(Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, true, true); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return ring_all_gather(shape_of(call, rank, channel));
   }

@@ -75,7 +75,10 @@ public:
                   "recursive-halving reduce-scatter + recursive-doubling all-gather; "
                   "2lg(p)α + 2n(p-1)/p·β + n(p-1)/p·γ (+2α + 2nβ + nγ if p is not a power of "
                   "two) (Rabenseifner 2004; Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return rabenseifner(shape_of(call, rank, channel));
   }

@@ -72,6 +72,7 @@ public:
                   "(Thakur et al. 2005; Maleki et al. 2021)") {}
   void check(const CollectiveCall& call) const override {
     check_common(call, false, false, true);
+    check_params(call, kUsesNone);
     if (call.reduction == Reduction::adasum && !std::has_single_bit(unsigned(call.ranks)))
       reject("adasum needs a power-of-two rank count (adasum is not associative, so the "
              "non-power-of-two fold would change the result); " +

@@ -72,7 +72,10 @@ public:
                   "reduce-scatter + all-gather around a ring; 2(p-1)α + 2n(p-1)/p·β + "
                   "n(p-1)/p·γ; uses chunks, channels (Thakur et al. 2005; Patarasuk & Yuan "
                   "2009)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, true, true); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return ring_all_reduce(shape_of(call, rank, channel));
   }

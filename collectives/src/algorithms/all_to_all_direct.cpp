@@ -28,7 +28,10 @@ public:
       : Generator("direct", Op::all_to_all,
                   "all sends and receives posted at once; α + n(p-1)/p·β without contention "
                   "(NCCL-style grouped send/recv)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return direct(shape_of(call, rank, channel));
   }

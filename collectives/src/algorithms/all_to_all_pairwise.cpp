@@ -31,7 +31,10 @@ public:
       : Generator("pairwise", Op::all_to_all,
                   "p-1 pairwise exchanges, one at a time; (p-1)α + n(p-1)/p·β "
                   "(Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return pairwise(shape_of(call, rank, channel));
   }

@@ -45,7 +45,10 @@ public:
   Binomial()
       : Generator("binomial", Op::broadcast,
                   "binomial tree from the root; ⌈lg p⌉(α + nβ) (Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return binomial(shape_of(call, rank, channel));
   }

@@ -37,7 +37,10 @@ public:
       : Generator("pipelined_chain", Op::broadcast,
                   "chunks flow down a chain from the root; (p-2+C)(α + (n/C)β); uses chunks, "
                   "channels (Thakur et al. 2005; Träff 2008)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, true, true); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return chain(shape_of(call, rank, channel));
   }

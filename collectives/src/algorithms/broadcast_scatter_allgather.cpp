@@ -58,7 +58,10 @@ public:
       : Generator("scatter_allgather", Op::broadcast,
                   "binomial scatter + ring all-gather; (⌈lg p⌉ + p - 1)α + 2n(p-1)/p·β "
                   "(van de Geijn; Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return scatter_allgather(shape_of(call, rank, channel));
   }

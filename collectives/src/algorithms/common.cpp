@@ -127,4 +127,24 @@ void Generator::check_common(const CollectiveCall& call, bool uses_chunks, bool 
                  "power-of-two rank count");
 }
 
+void Generator::check_params(const CollectiveCall& call, unsigned uses) const {
+  const std::string who = std::string(to_string(op())) + " " + std::string(name());
+  const AlgorithmParams defaults;
+  const AlgorithmParams& p = call.params;
+  if (!(uses & kUsesGroupSizes) && !p.group_sizes.empty())
+    reject(who + " does not use group_sizes; leave them empty (they shape blueconnect and "
+                 "torus2d)");
+  if (!(uses & kUsesServers) && (p.servers != 0 || p.dedicated_servers))
+    reject(who + " has no servers; leave servers at 0 and dedicated_servers off (they shape "
+                 "parameter_server)");
+  if (!(uses & kUsesDensity) && p.density != defaults.density)
+    reject(who + " is dense; leave density at its default " + std::to_string(defaults.density) +
+           " (it shapes topk, hierarchical_topk and coarse_sparse)");
+  if (!(uses & kUsesChunkBytes) && p.chunk_bytes != 0)
+    reject(who + " does not use chunk_bytes; leave it at 0 (it shapes coarse_sparse)");
+  if ((uses & kUsesDensity) && !(p.density > 0 && p.density <= 1))
+    reject(who + " needs a density in (0, 1], the fraction of the data kept, not " +
+           std::to_string(p.density));
+}
+
 } // namespace ddlsim::coll::gen

@@ -92,6 +92,15 @@ struct Fold {
 };
 
 // A generator with a fixed name, op and summary. Subclasses implement check() and program().
+// The params a generator reads besides chunks and channels (check_common handles those).
+enum ParamUse : unsigned {
+  kUsesNone = 0,
+  kUsesGroupSizes = 1,
+  kUsesServers = 2, // servers and dedicated_servers
+  kUsesDensity = 4,
+  kUsesChunkBytes = 8,
+};
+
 class Generator : public Algorithm {
 public:
   Generator(std::string_view name, Op op, std::string_view summary)
@@ -107,6 +116,9 @@ protected:
   // and adasum unless it supports it.
   void check_common(const CollectiveCall& call, bool uses_chunks, bool uses_channels,
                     bool supports_adasum = false) const;
+  // Rejects params the generator does not use (set to non-default values) and checks the
+  // ranges of those it uses (density in (0, 1]).
+  void check_params(const CollectiveCall& call, unsigned uses) const;
 
 private:
   std::string_view name_;

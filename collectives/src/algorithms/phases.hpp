@@ -90,23 +90,11 @@ Step codec_step(StepKind kind, Codec codec, BufferRange src, BufferRange dst, do
 // at least 1 and at most n; 0 for n = 0.
 std::uint64_t topk_count(double density, std::uint64_t n);
 
-// The params a generator reads besides chunks and channels (check_common handles those).
-enum ParamUse : unsigned {
-  kUsesNone = 0,
-  kUsesGroupSizes = 1,
-  kUsesServers = 2, // servers and dedicated_servers
-  kUsesDensity = 4,
-  kUsesChunkBytes = 8,
-};
-
 class PhasedGenerator : public Generator {
 public:
   using Generator::Generator;
 
 protected:
-  // Rejects params the generator does not use (set to non-default values) and checks the
-  // ranges of those it uses (density in (0, 1]).
-  void check_params(const CollectiveCall& call, unsigned uses) const;
   // Rejects a node_of_rank that does not have the layout of NodeOf.
   void check_node_layout(const CollectiveCall& call) const;
   // The default {ranks per node, nodes} of the staged algorithms, or a rejection naming `what`

@@ -43,7 +43,10 @@ public:
   Binomial()
       : Generator("binomial", Op::reduce,
                   "binomial tree toward the root; ⌈lg p⌉(α + nβ + nγ) (Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   std::uint64_t scratch_bytes(const CollectiveCall& call, int rank) const override {
     const int v = ((rank - call.root) % call.ranks + call.ranks) % call.ranks;
     return v != 0 && v % 2 == 0 && v + 1 < call.ranks ? call.bytes : 0;

@@ -72,7 +72,10 @@ public:
                   "recursive-halving reduce-scatter + binomial gather to the root; "
                   "2lg(p)α + 2n(p-1)/p·β + n(p-1)/p·γ (+α + nβ + nγ if p is not a power of "
                   "two) (Rabenseifner 2004; Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   std::uint64_t scratch_bytes(const CollectiveCall& call, int rank) const override {
     const int v = ((rank - call.root) % call.ranks + call.ranks) % call.ranks;
     return v != 0 && !Fold(call.ranks, false).leaves(v) ? call.bytes : 0;

@@ -71,7 +71,10 @@ public:
       : Generator("recursive_halving", Op::reduce_scatter,
                   "halve the range with the rank 2^k away; lg(p)α + n(p-1)/p·β + n(p-1)/p·γ "
                   "(+2α + n(1+1/p)β + nγ if p is not a power of two) (Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   std::uint64_t scratch_bytes(const CollectiveCall& call, int rank) const override {
     if (call.ranks == 1) return 0;
     const Fold fold(call.ranks, true);

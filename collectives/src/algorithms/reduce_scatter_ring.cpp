@@ -54,7 +54,10 @@ public:
       : Generator("ring", Op::reduce_scatter,
                   "p-1 steps around a ring; (p-1)α + n(p-1)/p·β + n(p-1)/p·γ; uses chunks, "
                   "channels (Thakur et al. 2005)") {}
-  void check(const CollectiveCall& call) const override { check_common(call, true, true); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+  }
   std::uint64_t scratch_bytes(const CollectiveCall& call, int /*rank*/) const override {
     return call.ranks > 2 ? call.bytes : 0;
   }

@@ -24,7 +24,10 @@ StepStream direct(Shape s) {
 class Direct final : public Generator {
 public:
   Direct() : Generator("direct", Op::send_recv, "one message from rank 0 to root; α + nβ") {}
-  void check(const CollectiveCall& call) const override { check_common(call, false, false); }
+  void check(const CollectiveCall& call) const override {
+    check_common(call, false, false);
+    check_params(call, kUsesNone);
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return direct(shape_of(call, rank, channel));
   }
