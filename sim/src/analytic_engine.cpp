@@ -45,6 +45,8 @@ struct Slot {
 struct Waiting {
   std::int32_t sender; // rank of the sending side
   StepRef step;
+  std::uint64_t bytes = 0; // a waiting receive's bytes and kind, for its transfer
+  bool reduce = false;
 };
 
 // One (rank, channel) program: the steps pulled from its stream and not yet retired.
@@ -68,11 +70,16 @@ struct Program {
   Picoseconds path_latency = 0;
 };
 
+// Keeps what on_arrival needs (the receive's kind and rank) so that the arrival does not have to
+// load the receiving program's slot, a cache miss at 16k ranks.
 struct Transfer {
   StepRef send;
   StepRef recv;
   std::uint64_t bytes;
   const topo::Path* path;
+  std::uint64_t recv_bytes;
+  std::int32_t recv_rank;
+  bool recv_reduce;
 };
 
 enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done };
@@ -187,10 +194,10 @@ private:
   }
 
   // Removes and returns the first entry from `sender`, if any.
-  static bool take(std::vector<Waiting>& waiting, std::int32_t sender, StepRef& found) {
+  static bool take(std::vector<Waiting>& waiting, std::int32_t sender, Waiting& found) {
     for (auto it = waiting.begin(); it != waiting.end(); ++it) {
       if (it->sender != sender) continue;
-      found = it->step;
+      found = *it;
       waiting.erase(it);
       return true;
     }
@@ -200,18 +207,19 @@ private:
   void begin(const Slot& step, StepRef ref, std::int32_t rank) {
     if (step.is_send()) {
       Program& receiver = programs_[program_of(step.peer, step.channel)];
-      StepRef receive;
+      Waiting receive;
       if (take(receiver.receives, rank, receive))
-        start_transfer(ref, receive);
+        start_transfer(ref, receive.step, receive.bytes, receive.reduce);
       else
         receiver.sends_in.push_back(Waiting{rank, ref});
     } else if (step.is_receive()) {
       Program& self = programs_[ref.program];
-      StepRef send;
+      const bool reduce = step.kind == StepKind::recv_reduce;
+      Waiting send;
       if (take(self.sends_in, step.peer, send))
-        start_transfer(send, ref);
+        start_transfer(send.step, ref, step.bytes, reduce);
       else
-        self.receives.push_back(Waiting{step.peer, ref});
+        self.receives.push_back(Waiting{step.peer, ref, step.bytes, reduce});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
@@ -241,7 +249,8 @@ private:
     for (topo::LinkId link : *sender.path) sender.path_latency += topology_.link(link).latency;
   }
 
-  void start_transfer(StepRef send, StepRef receive) {
+  void start_transfer(StepRef send, StepRef receive, std::uint64_t receive_bytes,
+                      bool receive_reduce) {
     Program& sender = programs_[send.program];
     const std::int32_t receiver = programs_[receive.program].rank;
     if (sender.path_peer != receiver) choose_path(sender, receiver);
@@ -256,20 +265,21 @@ private:
       id = free_transfers_.back();
       free_transfers_.pop_back();
     }
-    transfers_[id] = Transfer{send, receive, slot(send).bytes, &path};
+    const std::uint64_t bytes = slot(send).bytes;
+    transfers_[id] = Transfer{send, receive, bytes, &path, receive_bytes, receiver, receive_reduce};
     ++result_.transfers;
-    result_.bytes_sent += slot(send).bytes;
+    result_.bytes_sent += bytes;
     events_.push(now_ + latency, Event{EventKind::latency_done, id, 0});
   }
 
   // The bytes of a transfer have all arrived: a plain receive is done; a recv_reduce now reduces.
   void on_arrival(std::uint32_t id) {
     const Transfer& transfer = transfers_[id];
-    const Slot& receive = slot(transfer.recv);
-    if (receive.kind == StepKind::recv_reduce) {
-      const std::int32_t rank = programs_[transfer.recv.program].rank;
-      const double rate = rates_[static_cast<std::size_t>(rank)].reduce_bytes_per_second;
-      events_.push(now_ + duration(receive.bytes, rate), Event{EventKind::reduce_done, id, 0});
+    if (transfer.recv_reduce) {
+      const double rate =
+          rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second;
+      events_.push(now_ + duration(transfer.recv_bytes, rate),
+                   Event{EventKind::reduce_done, id, 0});
       return;
     }
     finish_transfer(id);
