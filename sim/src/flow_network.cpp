@@ -15,9 +15,10 @@ constexpr auto kLaterFirst = std::greater<FinishEntry>{};
 } // namespace
 
 FlowNetwork::FlowNetwork(const topo::Topology& topology)
-    : topology_(topology), flows_on_link_(topology.link_count()),
-      link_mark_(topology.link_count(), 0), bytes_per_link_(topology.link_count(), 0.0),
-      link_capacity_left_(topology.link_count(), 0.0), link_unfrozen_(topology.link_count(), 0) {}
+    : topology_(topology), link_head_(topology.link_count(), kNil),
+      link_count_(topology.link_count(), 0), link_mark_(topology.link_count(), 0),
+      bytes_per_link_(topology.link_count(), 0.0), link_capacity_left_(topology.link_count(), 0.0),
+      link_unfrozen_(topology.link_count(), 0) {}
 
 FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
                           Picoseconds now) {
@@ -30,7 +31,16 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
     flows_.emplace_back();
   }
   Flow& flow = flows_[id];
-  flow = Flow{&path, bytes, 0.0, now, now, tag, true, 0, 0};
+  flow.path = &path;
+  flow.remaining = bytes;
+  flow.rate = 0.0;
+  flow.updated = now;
+  flow.finish = now;
+  flow.tag = tag;
+  flow.active = true;
+  flow.placed = false;
+  flow.mark = 0;
+  flow.frozen_mark = 0;
   ++active_count_;
   if (bytes <= 0 || path.empty()) {
     // Nothing to share: it finishes at once.
@@ -38,9 +48,22 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
     std::push_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
     return id;
   }
+  if (flow.node_cap < path.size()) {
+    // Node blocks only grow with their flow id, so the total stays bounded.
+    flow.node_base = static_cast<std::uint32_t>(link_nodes_.size());
+    flow.node_cap = static_cast<std::uint32_t>(path.size());
+    link_nodes_.resize(link_nodes_.size() + path.size());
+  }
+  flow.placed = true;
+  std::uint32_t node = flow.node_base;
   for (topo::LinkId link : path) {
-    flows_on_link_[link].push_back(id);
-    peak_flows_per_link_ = std::max(peak_flows_per_link_, flows_on_link_[link].size());
+    const std::uint32_t head = link_head_[link];
+    link_nodes_[node] = LinkNode{id, kNil, head};
+    if (head != kNil) link_nodes_[head].prev = node;
+    link_head_[link] = node;
+    ++node;
+    const std::size_t count = ++link_count_[link];
+    peak_flows_per_link_ = std::max(peak_flows_per_link_, count);
     bytes_per_link_[link] += bytes;
   }
   // One link is enough: the component search from it reaches this flow and every flow that
@@ -81,7 +104,9 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   component_links_.push_back(seed);
   link_mark_[seed] = epoch_;
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (FlowId id : flows_on_link_[component_links_[i]]) {
+    for (std::uint32_t node = link_head_[component_links_[i]]; node != kNil;
+         node = link_nodes_[node].next) {
+      const FlowId id = link_nodes_[node].flow;
       Flow& flow = flows_[id];
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
@@ -120,7 +145,7 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   share_heap_.clear();
   for (topo::LinkId link : component_links_) {
     link_capacity_left_[link] = topology_.link(link).bandwidth_bytes_per_second;
-    link_unfrozen_[link] = static_cast<std::uint32_t>(flows_on_link_[link].size());
+    link_unfrozen_[link] = link_count_[link];
     if (link_unfrozen_[link] > 0)
       push_share(link_capacity_left_[link] / link_unfrozen_[link], link);
   }
@@ -134,7 +159,8 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       push_share(current, link);
       continue;
     }
-    for (FlowId id : flows_on_link_[link]) {
+    for (std::uint32_t node = link_head_[link]; node != kNil; node = link_nodes_[node].next) {
+      const FlowId id = link_nodes_[node].flow;
       Flow& flow = flows_[id];
       if (flow.frozen_mark == epoch_) continue;
       flow.frozen_mark = epoch_;
@@ -164,15 +190,19 @@ void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& 
     if (!flow.active || flow.finish != when) continue; // stale entry
     flow.active = false;
     --active_count_;
-    for (topo::LinkId link : *flow.path) {
-      auto& on_link = flows_on_link_[link];
-      if (on_link.empty()) continue; // zero-byte flows were never placed on links
-      auto it = std::find(on_link.begin(), on_link.end(), id);
-      if (it == on_link.end()) continue;
-      *it = on_link.back();
-      on_link.pop_back();
-      // The flows left on this link may speed up; a link left empty has nobody to tell.
-      if (!on_link.empty()) dirty_links_.push_back(link);
+    if (flow.placed) { // zero-byte flows were never placed on links
+      flow.placed = false;
+      std::uint32_t node = flow.node_base;
+      for (topo::LinkId link : *flow.path) {
+        const LinkNode& n = link_nodes_[node++];
+        if (n.prev != kNil)
+          link_nodes_[n.prev].next = n.next;
+        else
+          link_head_[link] = n.next;
+        if (n.next != kNil) link_nodes_[n.next].prev = n.prev;
+        // The flows left on this link may speed up; a link left empty has nobody to tell.
+        if (--link_count_[link] != 0) dirty_links_.push_back(link);
+      }
     }
     free_ids_.push_back(id);
     finished.push_back(flow.tag);

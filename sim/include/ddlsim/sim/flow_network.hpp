@@ -48,9 +48,22 @@ private:
     Picoseconds finish = 0;
     std::uint64_t tag = 0;
     bool active = false;
+    bool placed = false;           // on its links' lists (flows with bytes and a path)
     std::uint32_t mark = 0;        // epoch in which the component search reached it
     std::uint32_t frozen_mark = 0; // epoch in which progressive filling fixed its rate
+    std::uint32_t node_base = 0;   // its nodes in link_nodes_: one per hop of its path
+    std::uint32_t node_cap = 0;
   };
+  // The flows on a link form an intrusive doubly linked list through one node per (flow, hop),
+  // so that a flow leaves its links in O(1) each, without a search. The order in which a link's
+  // flows are visited does not change any rate: progressive filling gives every flow it freezes
+  // at one link the same share, and the heaps order by value.
+  struct LinkNode {
+    FlowId flow;
+    std::uint32_t prev;
+    std::uint32_t next;
+  };
+  static constexpr std::uint32_t kNil = 0xffffffffu;
 
   void settle(Flow& flow, Picoseconds now);
   void recompute_component(topo::LinkId seed, Picoseconds now);
@@ -59,7 +72,9 @@ private:
   const topo::Topology& topology_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_ids_;
-  std::vector<std::vector<FlowId>> flows_on_link_;
+  std::vector<LinkNode> link_nodes_;
+  std::vector<std::uint32_t> link_head_;  // first node of each link's list, kNil when empty
+  std::vector<std::uint32_t> link_count_; // flows on each link
   std::vector<topo::LinkId> dirty_links_;
   std::vector<std::uint32_t> link_mark_;
   std::uint32_t epoch_ = 0;
