@@ -15,10 +15,18 @@ constexpr auto kLaterFirst = std::greater<FinishEntry>{};
 } // namespace
 
 FlowNetwork::FlowNetwork(const topo::Topology& topology)
-    : topology_(topology), link_head_(topology.link_count(), kNil),
-      link_count_(topology.link_count(), 0), link_mark_(topology.link_count(), 0),
-      bytes_per_link_(topology.link_count(), 0.0), link_capacity_left_(topology.link_count(), 0.0),
-      link_unfrozen_(topology.link_count(), 0) {}
+    : topology_(topology), links_(topology.link_count()) {
+  for (std::size_t link = 0; link < links_.size(); ++link)
+    links_[link].bandwidth =
+        topology.link(static_cast<topo::LinkId>(link)).bandwidth_bytes_per_second;
+}
+
+const std::vector<double>& FlowNetwork::bytes_per_link() const {
+  bytes_per_link_.resize(links_.size());
+  for (std::size_t link = 0; link < links_.size(); ++link)
+    bytes_per_link_[link] = links_[link].bytes;
+  return bytes_per_link_;
+}
 
 FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
                           Picoseconds now) {
@@ -57,14 +65,15 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
   flow.placed = true;
   std::uint32_t node = flow.node_base;
   for (topo::LinkId link : path) {
-    const std::uint32_t head = link_head_[link];
+    LinkState& state = links_[link];
+    const std::uint32_t head = state.head;
     link_nodes_[node] = LinkNode{id, kNil, head};
     if (head != kNil) link_nodes_[head].prev = node;
-    link_head_[link] = node;
+    state.head = node;
     ++node;
-    const std::size_t count = ++link_count_[link];
+    const std::size_t count = ++state.count;
     peak_flows_per_link_ = std::max(peak_flows_per_link_, count);
-    bytes_per_link_[link] += bytes;
+    state.bytes += bytes;
   }
   // One link is enough: the component search from it reaches this flow and every flow that
   // shares any of its links.
@@ -93,7 +102,7 @@ void FlowNetwork::update_rates(Picoseconds now) {
   if (dirty_links_.empty()) return;
   ++epoch_;
   for (topo::LinkId link : dirty_links_)
-    if (link_mark_[link] != epoch_) recompute_component(link, now);
+    if (links_[link].mark != epoch_) recompute_component(link, now);
   dirty_links_.clear();
 }
 
@@ -102,9 +111,9 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   component_links_.clear();
   component_flows_.clear();
   component_links_.push_back(seed);
-  link_mark_[seed] = epoch_;
+  links_[seed].mark = epoch_;
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (std::uint32_t node = link_head_[component_links_[i]]; node != kNil;
+    for (std::uint32_t node = links_[component_links_[i]].head; node != kNil;
          node = link_nodes_[node].next) {
       const FlowId id = link_nodes_[node].flow;
       Flow& flow = flows_[id];
@@ -112,8 +121,8 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       flow.mark = epoch_;
       component_flows_.push_back(id);
       for (topo::LinkId link : *flow.path) {
-        if (link_mark_[link] == epoch_) continue;
-        link_mark_[link] = epoch_;
+        if (links_[link].mark == epoch_) continue;
+        links_[link].mark = epoch_;
         component_links_.push_back(link);
       }
     }
@@ -129,8 +138,7 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
     const FlowId id = component_flows_.front();
     Flow& flow = flows_[id];
     double rate = std::numeric_limits<double>::infinity();
-    for (topo::LinkId link : *flow.path)
-      rate = std::min(rate, topology_.link(link).bandwidth_bytes_per_second);
+    for (topo::LinkId link : *flow.path) rate = std::min(rate, links_[link].bandwidth);
     if (rate != flow.rate || flow.finish == kNever) {
       flow.rate = rate;
       schedule_finish(id, now);
@@ -144,22 +152,22 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   };
   share_heap_.clear();
   for (topo::LinkId link : component_links_) {
-    link_capacity_left_[link] = topology_.link(link).bandwidth_bytes_per_second;
-    link_unfrozen_[link] = link_count_[link];
-    if (link_unfrozen_[link] > 0)
-      push_share(link_capacity_left_[link] / link_unfrozen_[link], link);
+    LinkState& state = links_[link];
+    state.capacity_left = state.bandwidth;
+    state.unfrozen = state.count;
+    if (state.unfrozen > 0) push_share(state.capacity_left / state.unfrozen, link);
   }
   while (!share_heap_.empty()) {
     std::pop_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
     const auto [share, link] = share_heap_.back();
     share_heap_.pop_back();
-    if (link_unfrozen_[link] == 0) continue;
-    const double current = std::max(0.0, link_capacity_left_[link]) / link_unfrozen_[link];
+    if (links_[link].unfrozen == 0) continue;
+    const double current = std::max(0.0, links_[link].capacity_left) / links_[link].unfrozen;
     if (current > share) {
       push_share(current, link);
       continue;
     }
-    for (std::uint32_t node = link_head_[link]; node != kNil; node = link_nodes_[node].next) {
+    for (std::uint32_t node = links_[link].head; node != kNil; node = link_nodes_[node].next) {
       const FlowId id = link_nodes_[node].flow;
       Flow& flow = flows_[id];
       if (flow.frozen_mark == epoch_) continue;
@@ -167,8 +175,8 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       const double old_rate = flow.rate;
       flow.rate = current;
       for (topo::LinkId on_path : *flow.path) {
-        link_capacity_left_[on_path] -= current;
-        --link_unfrozen_[on_path];
+        links_[on_path].capacity_left -= current;
+        --links_[on_path].unfrozen;
       }
       if (flow.rate != old_rate || flow.finish == kNever) schedule_finish(id, now);
     }
@@ -195,13 +203,14 @@ void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& 
       std::uint32_t node = flow.node_base;
       for (topo::LinkId link : *flow.path) {
         const LinkNode& n = link_nodes_[node++];
+        LinkState& state = links_[link];
         if (n.prev != kNil)
           link_nodes_[n.prev].next = n.next;
         else
-          link_head_[link] = n.next;
+          state.head = n.next;
         if (n.next != kNil) link_nodes_[n.next].prev = n.prev;
         // The flows left on this link may speed up; a link left empty has nobody to tell.
-        if (--link_count_[link] != 0) dirty_links_.push_back(link);
+        if (--state.count != 0) dirty_links_.push_back(link);
       }
     }
     free_ids_.push_back(id);

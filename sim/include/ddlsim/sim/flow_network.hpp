@@ -37,7 +37,7 @@ public:
   std::size_t active_flows() const { return active_count_; }
   // Largest number of flows that shared one link at any time, and bytes carried per link.
   std::size_t peak_flows_per_link() const { return peak_flows_per_link_; }
-  const std::vector<double>& bytes_per_link() const { return bytes_per_link_; }
+  const std::vector<double>& bytes_per_link() const;
 
 private:
   struct Flow {
@@ -72,22 +72,29 @@ private:
   const topo::Topology& topology_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_ids_;
+  // Everything the engine reads or writes about a link, on one cache line: at 16k ranks the
+  // per-link arrays no longer fit in the core's cache and each separate array was a miss.
+  struct alignas(64) LinkState {
+    std::uint32_t head = kNil;  // first node of its list of flows
+    std::uint32_t count = 0;    // flows on it
+    std::uint32_t mark = 0;     // epoch in which the component search reached it
+    std::uint32_t unfrozen = 0; // progressive filling: flows on it not yet frozen
+    double capacity_left = 0;   // progressive filling: bandwidth not yet given out
+    double bandwidth = 0;       // bytes per second
+    double bytes = 0;           // bytes carried
+  };
   std::vector<LinkNode> link_nodes_;
-  std::vector<std::uint32_t> link_head_;  // first node of each link's list, kNil when empty
-  std::vector<std::uint32_t> link_count_; // flows on each link
+  std::vector<LinkState> links_;
   std::vector<topo::LinkId> dirty_links_;
-  std::vector<std::uint32_t> link_mark_;
   std::uint32_t epoch_ = 0;
   std::size_t active_count_ = 0;
   std::size_t peak_flows_per_link_ = 0;
-  std::vector<double> bytes_per_link_;
+  mutable std::vector<double> bytes_per_link_; // filled from links_ on request
   // Finish times of active flows: a lazy min-heap of (finish, id); stale entries are skipped.
   std::vector<std::pair<Picoseconds, FlowId>> finish_heap_;
   // Scratch for recompute_component, kept to avoid allocation per event.
   std::vector<FlowId> component_flows_;
   std::vector<topo::LinkId> component_links_;
-  std::vector<double> link_capacity_left_;
-  std::vector<std::uint32_t> link_unfrozen_;
   using ShareEntry = std::pair<double, topo::LinkId>;
   std::vector<ShareEntry> share_heap_;
 };
