@@ -9,7 +9,7 @@ namespace ddlsim::sim {
 namespace {
 
 constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
-using FinishEntry = std::pair<Picoseconds, FlowId>;
+using FinishEntry = std::pair<Picoseconds, std::uint32_t>;
 constexpr auto kLaterFirst = std::greater<FinishEntry>{};
 
 } // namespace
@@ -52,8 +52,7 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
   ++active_count_;
   if (bytes <= 0 || path.empty()) {
     // Nothing to share: it finishes at once.
-    finish_heap_.emplace_back(now, id);
-    std::push_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+    push_finish(now, id);
     return id;
   }
   if (flow.node_cap < path.size()) {
@@ -94,8 +93,7 @@ void FlowNetwork::schedule_finish(FlowId id, Picoseconds now) {
   Flow& flow = flows_[id];
   const double seconds = flow.rate > 0 ? flow.remaining / flow.rate : 0.0;
   flow.finish = now + static_cast<Picoseconds>(std::llround(seconds * 1e12));
-  finish_heap_.emplace_back(flow.finish, id);
-  std::push_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+  push_finish(flow.finish, id);
 }
 
 void FlowNetwork::update_rates(Picoseconds now) {
@@ -189,32 +187,66 @@ Picoseconds FlowNetwork::next_completion() const {
   return finish_heap_.empty() ? kNever : finish_heap_.front().first;
 }
 
+void FlowNetwork::push_finish(Picoseconds when, FlowId id) {
+  std::uint32_t bucket = kNil;
+  for (const FinishCache& entry : finish_cache_)
+    if (entry.bucket != kNil && entry.time == when) bucket = entry.bucket;
+  if (bucket == kNil) {
+    if (free_finish_buckets_.empty()) {
+      bucket = static_cast<std::uint32_t>(finish_buckets_.size());
+      finish_buckets_.emplace_back();
+    } else {
+      bucket = free_finish_buckets_.back();
+      free_finish_buckets_.pop_back();
+    }
+    finish_heap_.emplace_back(when, bucket);
+    std::push_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+    finish_cache_[next_finish_cache_] = FinishCache{when, bucket};
+    next_finish_cache_ = (next_finish_cache_ + 1) % finish_cache_.size();
+  }
+  finish_buckets_[bucket].push_back(id);
+}
+
 void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& finished) {
   while (!finish_heap_.empty() && finish_heap_.front().first <= now) {
-    std::pop_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
-    const auto [when, id] = finish_heap_.back();
-    finish_heap_.pop_back();
-    Flow& flow = flows_[id];
-    if (!flow.active || flow.finish != when) continue; // stale entry
-    flow.active = false;
-    --active_count_;
-    if (flow.placed) { // zero-byte flows were never placed on links
-      flow.placed = false;
-      std::uint32_t node = flow.node_base;
-      for (topo::LinkId link : *flow.path) {
-        const LinkNode& n = link_nodes_[node++];
-        LinkState& state = links_[link];
-        if (n.prev != kNil)
-          link_nodes_[n.prev].next = n.next;
-        else
-          state.head = n.next;
-        if (n.next != kNil) link_nodes_[n.next].prev = n.prev;
-        // The flows left on this link may speed up; a link left empty has nobody to tell.
-        if (--state.count != 0) dirty_links_.push_back(link);
-      }
+    // All the entries of the earliest time, from however many buckets, in flow id order.
+    const Picoseconds when = finish_heap_.front().first;
+    due_.clear();
+    while (!finish_heap_.empty() && finish_heap_.front().first == when) {
+      std::pop_heap(finish_heap_.begin(), finish_heap_.end(), kLaterFirst);
+      const std::uint32_t bucket = finish_heap_.back().second;
+      finish_heap_.pop_back();
+      std::vector<FlowId>& ids = finish_buckets_[bucket];
+      due_.insert(due_.end(), ids.begin(), ids.end());
+      ids.clear();
+      free_finish_buckets_.push_back(bucket);
+      for (FinishCache& entry : finish_cache_)
+        if (entry.bucket == bucket) entry.bucket = kNil;
     }
-    free_ids_.push_back(id);
-    finished.push_back(flow.tag);
+    std::sort(due_.begin(), due_.end());
+    for (const FlowId id : due_) {
+      Flow& flow = flows_[id];
+      if (!flow.active || flow.finish != when) continue; // stale entry
+      flow.active = false;
+      --active_count_;
+      if (flow.placed) { // zero-byte flows were never placed on links
+        flow.placed = false;
+        std::uint32_t node = flow.node_base;
+        for (topo::LinkId link : *flow.path) {
+          const LinkNode& n = link_nodes_[node++];
+          LinkState& state = links_[link];
+          if (n.prev != kNil)
+            link_nodes_[n.prev].next = n.next;
+          else
+            state.head = n.next;
+          if (n.next != kNil) link_nodes_[n.next].prev = n.prev;
+          // The flows left on this link may speed up; a link left empty has nobody to tell.
+          if (--state.count != 0) dirty_links_.push_back(link);
+        }
+      }
+      free_ids_.push_back(id);
+      finished.push_back(flow.tag);
+    }
   }
 }
 
