@@ -145,8 +145,17 @@ public:
       now_ = next;
       finished.clear();
       flows_.collect_finished(now_, finished);
+      prefetch_arrivals(finished);
       for (std::uint64_t transfer : finished) on_arrival(static_cast<std::uint32_t>(transfer));
-      while (!events_.empty() && events_.next_time() == now_) handle(events_.pop());
+      // Every event at now_ is taken out before any is handled, so that the memory they touch can
+      // be prefetched together. The order is the queue's: an event that handling adds at now_ has
+      // a later insertion number than all of the batch, so it would have come after them anyway.
+      while (!events_.empty() && events_.next_time() == now_) {
+        batch_.clear();
+        while (!events_.empty() && events_.next_time() == now_) batch_.push_back(events_.pop());
+        prefetch_events(batch_);
+        for (const Event& event : batch_) handle(event);
+      }
     }
     if (stopped_) {
       result_.complete = false;
@@ -159,6 +168,59 @@ public:
   }
 
 private:
+  // Prefetching: at 16k ranks most of the time goes to cache misses on the programs, windows and
+  // transfers an instant's events touch, one after another. Prefetching them level by level over
+  // the whole batch overlaps those misses; it changes nothing else.
+  static void prefetch(const void* address) { __builtin_prefetch(address, 1, 3); }
+  void prefetch_step(StepRef ref) {
+    const Program& program = programs_[ref.program];
+    prefetch(&program.window[ref.index - program.base]);
+  }
+  void prefetch_arrivals(const std::vector<std::uint64_t>& ids) {
+    if (ids.size() < 2) return;
+    for (std::uint64_t id : ids) prefetch(&transfers_[id]);
+    for (std::uint64_t id : ids) {
+      const Transfer& transfer = transfers_[id];
+      if (transfer.recv_reduce) continue;
+      prefetch(&programs_[transfer.recv.program]);
+      prefetch(&programs_[transfer.send.program]);
+    }
+    for (std::uint64_t id : ids) {
+      const Transfer& transfer = transfers_[id];
+      if (transfer.recv_reduce) continue;
+      prefetch_step(transfer.recv);
+      prefetch_step(transfer.send);
+    }
+  }
+  void prefetch_events(const std::vector<Event>& events) {
+    if (events.size() < 2) return;
+    for (const Event& event : events)
+      if (event.kind == EventKind::local_done)
+        prefetch(&programs_[event.a]);
+      else
+        prefetch(&transfers_[event.a]);
+    for (const Event& event : events) {
+      if (event.kind == EventKind::reduce_done) {
+        const Transfer& transfer = transfers_[event.a];
+        prefetch(&programs_[transfer.recv.program]);
+        prefetch(&programs_[transfer.send.program]);
+      } else if (event.kind == EventKind::latency_done) {
+        prefetch(transfers_[event.a].path->data());
+      }
+    }
+    for (const Event& event : events) {
+      if (event.kind == EventKind::local_done) {
+        prefetch_step(StepRef{event.a, event.b});
+      } else if (event.kind == EventKind::reduce_done) {
+        const Transfer& transfer = transfers_[event.a];
+        prefetch_step(transfer.recv);
+        prefetch_step(transfer.send);
+      } else {
+        flows_.prefetch_path(*transfers_[event.a].path);
+      }
+    }
+  }
+
   Slot& slot(StepRef ref) {
     Program& program = programs_[ref.program];
     return program.window[ref.index - program.base];
@@ -352,6 +414,7 @@ private:
   std::vector<Program> programs_;
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
+  std::vector<Event> batch_;
   std::uint32_t channels_ = 1;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;

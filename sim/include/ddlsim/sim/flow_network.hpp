@@ -35,6 +35,11 @@ public:
   // they finish (ties by flow id).
   void collect_finished(Picoseconds now, std::vector<std::uint64_t>& finished);
 
+  // A hint only: brings the state of `path`'s links into cache before a start() on it.
+  void prefetch_path(const std::vector<topo::LinkId>& path) const {
+    for (topo::LinkId link : path) __builtin_prefetch(&links_[link], 1, 3);
+  }
+
   std::size_t active_flows() const { return active_count_; }
   // Largest number of flows that shared one link at any time, and bytes carried per link.
   std::size_t peak_flows_per_link() const { return peak_flows_per_link_; }
