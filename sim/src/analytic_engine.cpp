@@ -49,8 +49,20 @@ struct Waiting {
   bool reduce = false;
 };
 
+// A list of waiting sends or receives in start order: the first entry inline (usually the only
+// one), the others in `rest`, so that matching touches one cache line of the program.
+struct WaitingList {
+  std::uint32_t count = 0;
+  Waiting first{};
+};
+
 // One (rank, channel) program: the steps pulled from its stream and not yet retired.
-struct Program {
+struct alignas(64) Program {
+  // Matching (rule 2 of step.hpp): sends to this program that found no receive yet, and this
+  // program's receives that found no send yet, each in start order. Usually zero or one entry,
+  // so a scan beats a map. First, so that both first entries share one cache line.
+  WaitingList sends_in;
+  WaitingList receives;
   coll::StepStream stream;
   RingWindow<Slot> window; // window[i] is step base + i
   std::uint32_t base = 0;  // every step before base is done
@@ -58,11 +70,8 @@ struct Program {
   bool exhausted = false;
   std::int32_t rank = 0;
   std::uint16_t channel = 0;
-  // Matching (rule 2 of step.hpp): sends to this program that found no receive yet, and this
-  // program's receives that found no send yet, each in start order. Usually zero or one entry,
-  // so a scan beats a map.
-  std::vector<Waiting> sends_in;
-  std::vector<Waiting> receives;
+  std::vector<Waiting> sends_in_rest; // entries after sends_in.first
+  std::vector<Waiting> receives_rest;
   // The path of the last peer this program sent to: rings and trees send to the same peer over
   // and over, and the ECMP choice is a function of (src, dst, channel), so reusing it is exact.
   std::int32_t path_peer = -1;
@@ -256,32 +265,49 @@ private:
   }
 
   // Removes and returns the first entry from `sender`, if any.
-  static bool take(std::vector<Waiting>& waiting, std::int32_t sender, Waiting& found) {
-    for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+  static bool take(WaitingList& list, std::vector<Waiting>& rest, std::int32_t sender,
+                   Waiting& found) {
+    if (list.count == 0) return false;
+    if (list.first.sender == sender) {
+      found = list.first;
+      if (--list.count != 0) {
+        list.first = rest.front();
+        rest.erase(rest.begin());
+      }
+      return true;
+    }
+    for (auto it = rest.begin(); it != rest.end(); ++it) {
       if (it->sender != sender) continue;
       found = *it;
-      waiting.erase(it);
+      rest.erase(it);
+      --list.count;
       return true;
     }
     return false;
+  }
+  static void put(WaitingList& list, std::vector<Waiting>& rest, const Waiting& waiting) {
+    if (list.count++ == 0)
+      list.first = waiting;
+    else
+      rest.push_back(waiting);
   }
 
   void begin(const Slot& step, StepRef ref, std::int32_t rank) {
     if (step.is_send()) {
       Program& receiver = programs_[program_of(step.peer, step.channel)];
       Waiting receive;
-      if (take(receiver.receives, rank, receive))
+      if (take(receiver.receives, receiver.receives_rest, rank, receive))
         start_transfer(ref, receive.step, receive.bytes, receive.reduce);
       else
-        receiver.sends_in.push_back(Waiting{rank, ref});
+        put(receiver.sends_in, receiver.sends_in_rest, Waiting{rank, ref});
     } else if (step.is_receive()) {
       Program& self = programs_[ref.program];
       const bool reduce = step.kind == StepKind::recv_reduce;
       Waiting send;
-      if (take(self.sends_in, step.peer, send))
+      if (take(self.sends_in, self.sends_in_rest, step.peer, send))
         start_transfer(send.step, ref, step.bytes, reduce);
       else
-        self.receives.push_back(Waiting{step.peer, ref, step.bytes, reduce});
+        put(self.receives, self.receives_rest, Waiting{step.peer, ref, step.bytes, reduce});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
