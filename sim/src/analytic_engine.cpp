@@ -154,16 +154,18 @@ public:
       now_ = next;
       finished.clear();
       flows_.collect_finished(now_, finished);
-      prefetch_arrivals(finished);
-      for (std::uint64_t transfer : finished) on_arrival(static_cast<std::uint32_t>(transfer));
+      pipelined(
+          finished.size(), [&](std::size_t i, int level) { prefetch_arrival(finished[i], level); },
+          [&](std::size_t i) { on_arrival(static_cast<std::uint32_t>(finished[i])); });
       // Every event at now_ is taken out before any is handled, so that the memory they touch can
       // be prefetched together. The order is the queue's: an event that handling adds at now_ has
       // a later insertion number than all of the batch, so it would have come after them anyway.
       while (!events_.empty() && events_.next_time() == now_) {
         batch_.clear();
         while (!events_.empty() && events_.next_time() == now_) batch_.push_back(events_.pop());
-        prefetch_events(batch_);
-        for (const Event& event : batch_) handle(event);
+        pipelined(
+            batch_.size(), [&](std::size_t i, int level) { prefetch_event(batch_[i], level); },
+            [&](std::size_t i) { handle(batch_[i]); });
       }
     }
     if (stopped_) {
@@ -185,48 +187,61 @@ private:
     const Program& program = programs_[ref.program];
     prefetch(&program.window[ref.index - program.base]);
   }
-  void prefetch_arrivals(const std::vector<std::uint64_t>& ids) {
-    if (ids.size() < 2) return;
-    for (std::uint64_t id : ids) prefetch(&transfers_[id]);
-    for (std::uint64_t id : ids) {
-      const Transfer& transfer = transfers_[id];
-      if (transfer.recv_reduce) continue;
-      prefetch(&programs_[transfer.recv.program]);
-      prefetch(&programs_[transfer.send.program]);
-    }
-    for (std::uint64_t id : ids) {
-      const Transfer& transfer = transfers_[id];
-      if (transfer.recv_reduce) continue;
-      prefetch_step(transfer.recv);
-      prefetch_step(transfer.send);
-    }
-  }
-  void prefetch_events(const std::vector<Event>& events) {
-    if (events.size() < 2) return;
-    for (const Event& event : events)
-      if (event.kind == EventKind::local_done)
-        prefetch(&programs_[event.a]);
-      else
-        prefetch(&transfers_[event.a]);
-    for (const Event& event : events) {
-      if (event.kind == EventKind::reduce_done) {
-        const Transfer& transfer = transfers_[event.a];
+  // Three levels, each for the item a fixed distance ahead of the one being handled, so that
+  // a few dozen misses are in flight at once and what arrives is still in cache when used.
+  static constexpr std::size_t kAhead1 = 24, kAhead2 = 16, kAhead3 = 8;
+  void prefetch_arrival(std::uint64_t id, int level) {
+    const Transfer& transfer = transfers_[id];
+    if (level == 1) {
+      prefetch(&transfer);
+    } else if (!transfer.recv_reduce) {
+      if (level == 2) {
         prefetch(&programs_[transfer.recv.program]);
         prefetch(&programs_[transfer.send.program]);
-      } else if (event.kind == EventKind::latency_done) {
-        prefetch(transfers_[event.a].path->data());
-      }
-    }
-    for (const Event& event : events) {
-      if (event.kind == EventKind::local_done) {
-        prefetch_step(StepRef{event.a, event.b});
-      } else if (event.kind == EventKind::reduce_done) {
-        const Transfer& transfer = transfers_[event.a];
+      } else {
         prefetch_step(transfer.recv);
         prefetch_step(transfer.send);
-      } else {
-        flows_.prefetch_path(*transfers_[event.a].path);
       }
+    }
+  }
+  void prefetch_event(const Event& event, int level) {
+    if (event.kind == EventKind::local_done) {
+      if (level == 1)
+        prefetch(&programs_[event.a]);
+      else if (level == 3)
+        prefetch_step(StepRef{event.a, event.b});
+      return;
+    }
+    const Transfer& transfer = transfers_[event.a];
+    if (level == 1) {
+      prefetch(&transfer);
+    } else if (event.kind == EventKind::reduce_done) {
+      if (level == 2) {
+        prefetch(&programs_[transfer.recv.program]);
+        prefetch(&programs_[transfer.send.program]);
+      } else {
+        prefetch_step(transfer.recv);
+        prefetch_step(transfer.send);
+      }
+    } else if (level == 2) {
+      prefetch(transfer.path->data());
+    } else {
+      flows_.prefetch_path(*transfer.path);
+    }
+  }
+  // Calls handle(i) for i in [0, n) in order while prefetching ahead with prefetch_at(i, level).
+  template <typename Prefetch, typename Handle>
+  static void pipelined(std::size_t n, Prefetch&& prefetch_at, Handle&& handle) {
+    if (n > 1) {
+      for (std::size_t i = 0; i < std::min(n, kAhead1); ++i) prefetch_at(i, 1);
+      for (std::size_t i = 0; i < std::min(n, kAhead2); ++i) prefetch_at(i, 2);
+      for (std::size_t i = 0; i < std::min(n, kAhead3); ++i) prefetch_at(i, 3);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kAhead1 < n) prefetch_at(i + kAhead1, 1);
+      if (i + kAhead2 < n) prefetch_at(i + kAhead2, 2);
+      if (i + kAhead3 < n) prefetch_at(i + kAhead3, 3);
+      handle(i);
     }
   }
 
