@@ -50,7 +50,8 @@ struct Waiting {
 };
 
 // A list of waiting sends or receives in start order: the first entry inline (usually the only
-// one), the others in `rest`, so that matching touches one cache line of the program.
+// one), the others in the program's matching *_rest vector, so that matching touches one cache
+// line of the program.
 struct WaitingList {
   std::uint32_t count = 0;
   Waiting first{};
@@ -180,8 +181,8 @@ public:
 
 private:
   // Prefetching: at 16k ranks most of the time goes to cache misses on the programs, windows and
-  // transfers an instant's events touch, one after another. Prefetching them level by level over
-  // the whole batch overlaps those misses; it changes nothing else.
+  // transfers an instant's events touch, one after another. Prefetching them a fixed distance
+  // ahead of the event being handled overlaps those misses; it changes nothing else.
   static void prefetch(const void* address) { __builtin_prefetch(address, 1, 3); }
   void prefetch_step(StepRef ref) {
     const Program& program = programs_[ref.program];
