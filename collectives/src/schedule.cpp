@@ -89,7 +89,17 @@ Schedule Schedule::from_materialized(MaterializedSchedule programs) {
   return schedule;
 }
 
+Schedule Schedule::composite(CollectiveCall call, std::shared_ptr<const ProgramSource> source) {
+  Schedule schedule;
+  schedule.call_ = std::move(call);
+  schedule.ranks_ = source->ranks();
+  schedule.channels_ = source->channels();
+  schedule.source_ = std::move(source);
+  return schedule;
+}
+
 std::uint64_t Schedule::buffer_bytes(int rank, Buffer buffer) const {
+  if (source_) return source_->buffer_bytes(rank, buffer);
   switch (buffer) {
   case Buffer::input:
     return input_bytes(call_, rank);
@@ -107,11 +117,13 @@ StepStream Schedule::program(int rank, int channel) const {
     throw std::out_of_range("Schedule::program: no program for rank " + std::to_string(rank) +
                             " channel " + std::to_string(channel));
   if (loaded_) return replay(loaded_, rank, channel);
+  if (source_) return source_->program(rank, channel);
   if (call_.bytes == 0) return empty_stream(); // nothing to move: no step at all
   return algorithm_->program(call_, rank, channel);
 }
 
 std::string_view Schedule::algorithm_name() const {
+  if (source_) return source_->name();
   return algorithm_ ? algorithm_->name() : std::string_view(loaded_->algorithm);
 }
 

@@ -1,6 +1,6 @@
-// Schedule: a collective call bound to its algorithm (or to programs loaded from a dump). It
-// hands out one StepStream per (rank, channel) on demand, so an executor holds only the ranks
-// and the steps in flight, never the whole schedule.
+// Schedule: a collective call bound to its algorithm (or to programs loaded from a dump, or to a
+// composite ProgramSource). It hands out one StepStream per (rank, channel) on demand, so an
+// executor holds only the ranks and the steps in flight, never the whole schedule.
 #pragma once
 
 #include "ddlsim/collectives/algorithm.hpp"
@@ -15,6 +15,20 @@ namespace ddlsim::coll {
 
 struct MaterializedSchedule;
 
+// The third kind of schedule: programs composed from several collectives and compute steps,
+// such as a training iteration (models/ builds one: compute on channel 0, the gradient buckets'
+// collectives re-emitted on channels 1..C). The source must follow step.hpp like a generator,
+// hand out fresh lazy streams (never the whole schedule) and stay immutable once shared.
+class ProgramSource {
+public:
+  virtual ~ProgramSource() = default;
+  virtual std::string_view name() const = 0;
+  virtual int ranks() const = 0;
+  virtual int channels() const = 0;
+  virtual std::uint64_t buffer_bytes(int rank, Buffer buffer) const = 0;
+  virtual StepStream program(int rank, int channel) const = 0;
+};
+
 class Schedule {
 public:
   // Binds `call` to the algorithm it names. Throws InputError for a malformed call (rank count,
@@ -24,6 +38,10 @@ public:
   static Schedule make(CollectiveCall call);
   // Wraps loaded programs (from a dump); they are validated first (see validate()).
   static Schedule from_materialized(MaterializedSchedule programs);
+  // Wraps a composite source. `call` is what executors read the dtype and reduction from, and
+  // what the reference executor checks the outputs against (e.g. one all-reduce of the whole
+  // gradient buffer for a data-parallel iteration whose buckets tile it).
+  static Schedule composite(CollectiveCall call, std::shared_ptr<const ProgramSource> source);
 
   const CollectiveCall& call() const { return call_; }
   int ranks() const { return ranks_; } // including dedicated servers
@@ -31,13 +49,14 @@ public:
   std::uint64_t buffer_bytes(int rank, Buffer buffer) const;
   StepStream program(int rank, int channel) const;
   std::string_view algorithm_name() const;
-  // The generator, or nullptr for a schedule loaded from a dump.
+  // The generator, or nullptr for a schedule loaded from a dump or composed.
   const Algorithm* algorithm() const { return algorithm_; }
 
 private:
   CollectiveCall call_;
   const Algorithm* algorithm_ = nullptr;
   std::shared_ptr<const MaterializedSchedule> loaded_;
+  std::shared_ptr<const ProgramSource> source_;
   int ranks_ = 0;
   int channels_ = 0;
 };

@@ -1,0 +1,61 @@
+// GPU models for training compute: peak FP32 and FP16 tensor throughput, memory bandwidth, and
+// the fraction of peak that each kind of layer reaches (calibratable), giving per-layer compute
+// times by a roofline: a layer takes the longer of its FLOPs at the achieved FLOP rate and its
+// memory traffic at the achieved memory bandwidth, plus a fixed kernel-launch overhead. The
+// reduction and top-k selection rates are what the collectives' local steps run at.
+//
+// What it does not model: cuDNN algorithm choice per shape, tensor-core shape alignment,
+// kernel fusion, memory capacity (a batch that does not fit is not rejected), clock throttling,
+// and compute slowed by concurrent communication kernels (they share SMs and HBM on real GPUs).
+#pragma once
+
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/models/zoo.hpp"
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddlsim::models {
+
+enum class Precision : std::uint8_t { fp32, fp16 }; // fp16: mixed precision (AMP), fp16 grads
+std::string_view to_string(Precision precision);
+
+struct GpuSpec {
+  std::string name;
+  double fp32_flops = 0;             // peak FP32 (CUDA cores), FLOP/s
+  double fp16_flops = 0;             // peak FP16 with tensor cores (dense), FLOP/s
+  double memory_bytes_per_second = 0; // HBM / GDDR datasheet bandwidth
+  // Fraction of the FLOP peak each layer kind reaches, indexed by LayerKind, per precision.
+  std::array<double, kLayerKinds> fp32_efficiency{};
+  std::array<double, kLayerKinds> fp16_efficiency{};
+  double memory_efficiency = 0.8; // fraction of the memory bandwidth streaming kernels reach
+  Picoseconds kernel_overhead = 0; // per layer and pass (launch and framework dispatch)
+  // Collective local steps: reduction (reads 2, writes 1 byte per byte) and top-k selection.
+  double reduce_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 3; }
+  double topk_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 8; }
+};
+
+// The presets: P100, P40, V100, A10G, A100, H100 (sources in gpu.cpp).
+std::vector<std::string> gpu_preset_names();
+// The preset named exactly `name`, or the one whose name is a substring of a topology GPU model
+// such as "V100-SXM2-32GB" or "A100-SXM4-80GB". Throws InputError at `where` when none fits.
+GpuSpec find_gpu(std::string_view name, const std::string& where);
+
+struct LayerTimes {
+  Picoseconds forward = 0;
+  Picoseconds backward = 0;
+};
+
+// Compute time of one layer for `batch` samples on `gpu`, slowed by 1/speed (speed 1 = the
+// preset; 0.5 = a GPU half as fast, for heterogeneous clusters). fp16 uses the tensor-core peak
+// and moves 2-byte activations.
+LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precision, int batch,
+                       double speed);
+// The optimizer step over `parameters` (SGD with momentum / Adam are memory-bound: about 16
+// bytes read and written per fp32 parameter, 20 with fp16 master weights).
+Picoseconds optimizer_time(std::uint64_t parameters, const GpuSpec& gpu, Precision precision,
+                           double speed);
+
+} // namespace ddlsim::models

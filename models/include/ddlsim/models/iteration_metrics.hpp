@@ -1,0 +1,61 @@
+// What an executed training iteration means to a user: per GPU, compute, communication, exposed
+// (non-overlapped) communication and idle time; per job, the iteration time, samples/s, scaling
+// efficiency against the same GPUs each training alone, and the time to train E epochs.
+//
+// Definitions (per GPU r of a job whose iteration took T, the latest step end over its GPUs):
+//   compute       sum of r's compute steps (channel 0, positive duration)
+//   communication the time at least one communication step of r is in flight (union of the
+//                 intervals of its steps on channels >= 1, from start to end, which includes
+//                 waiting for the peer), so overlapped channels are not double counted
+//   exposed       the part of that time during which r computes nothing
+//   idle          T - compute - exposed (waiting for slower GPUs, for a collective to be allowed
+//                 to start, or for nothing); never negative
+// Single-GPU throughput of a GPU = its samples per iteration / its compute time per iteration
+// (no communication at all); scaling efficiency = throughput / sum of those.
+#pragma once
+
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/models/training.hpp"
+
+#include <vector>
+
+namespace ddlsim::models {
+
+// One executed step, as engines record them.
+struct ExecutedStep {
+  int rank = 0;
+  int channel = 0;
+  bool compute = false; // a compute step (zero-duration markers included)
+  Picoseconds start = 0;
+  Picoseconds end = 0;
+};
+
+struct GpuIteration {
+  int rank = 0; // global
+  Picoseconds compute = 0;
+  Picoseconds communication = 0;
+  Picoseconds exposed = 0;
+  Picoseconds idle = 0;
+};
+
+struct JobIteration {
+  std::string name;
+  Picoseconds time = 0; // one iteration
+  int samples = 0;      // per iteration, all GPUs
+  double samples_per_second = 0;
+  double single_gpu_samples_per_second = 0; // sum over GPUs of each alone
+  double scaling_efficiency = 0;
+  int collectives = 0;
+  std::uint64_t gradient_bytes = 0; // per GPU per iteration, as all-reduced
+  std::vector<GpuIteration> gpus;
+  // The largest per-GPU values (the GPU that limits the step).
+  Picoseconds max_compute = 0, max_communication = 0, max_exposed = 0, max_idle = 0;
+
+  // ceil(epochs x dataset / samples) iterations of `time`, in seconds.
+  double seconds_to_train(double epochs, std::uint64_t dataset_samples) const;
+};
+
+std::vector<JobIteration> summarize_iteration(const TrainingPlan& plan,
+                                              const std::vector<ExecutedStep>& steps);
+
+} // namespace ddlsim::models

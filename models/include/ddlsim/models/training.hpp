@@ -1,0 +1,114 @@
+// The data-parallel training iteration, planned: what each GPU computes (forward per layer,
+// backward per layer in reverse order, the optimizer) and which collectives move the gradients
+// (one per DDP bucket, Horovod fusion group or GradientFlow lazy group), in which order and
+// after which compute step. iteration_schedule.hpp turns a plan into one coll::Schedule.
+//
+// Frameworks (gradient becomes ready when its layer's backward finishes; layers are the zoo's,
+// so buckets are cut at layer granularity, not per parameter tensor):
+//  ddp:          PyTorch DistributedDataParallel. Gradients packed into buckets in reverse
+//                registration order; a bucket closes once it holds at least its cap (the first
+//                bucket first_bucket_bytes, the others bucket_cap_bytes: PyTorch's defaults 1 MiB
+//                and 25 MiB), and is all-reduced as soon as its last gradient is ready, on one
+//                communication stream (buckets in order), overlapped with the rest of backward.
+//  horovod:      tensor fusion. Every cycle_time from the start of backward, the gradients ready
+//                on every rank and not yet sent are fused, in order, into all-reduces of at most
+//                fusion_threshold_bytes (64 MiB; a bigger tensor goes alone); each starts at its
+//                tick (the compute stream is cut there, so a wait can name the tick).
+//  gradientflow: lazy all-reduce (Sun et al. 2019): ready gradients accumulate in a pool that is
+//                all-reduced once it holds at least lazy_threshold_bytes.
+//  none:         no overlap: one all-reduce of every gradient after the whole backward pass.
+// accumulation_steps k > 1 runs k forward+backward passes, communicating only in the last (DDP's
+// no_sync for the first k-1), so the samples of one iteration are k x batch per GPU.
+#pragma once
+
+#include "ddlsim/collectives/call.hpp"
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/models/gpu.hpp"
+#include "ddlsim/models/zoo.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ddlsim::models {
+
+enum class Framework : std::uint8_t { ddp, horovod, gradientflow, none };
+enum class Compression : std::uint8_t { none, topk, coarse };
+std::string_view to_string(Framework framework);
+std::string_view to_string(Compression compression);
+
+struct FrameworkSpec {
+  Framework type = Framework::ddp;
+  std::uint64_t bucket_cap_bytes = 25ull << 20;   // ddp
+  std::uint64_t first_bucket_bytes = 1ull << 20;  // ddp
+  std::uint64_t fusion_threshold_bytes = 64ull << 20; // horovod (HOROVOD_FUSION_THRESHOLD)
+  Picoseconds cycle_time = 1 * 1'000'000'000;     // horovod: 1 ms (HOROVOD_CYCLE_TIME default)
+  std::uint64_t lazy_threshold_bytes = 32ull << 20; // gradientflow
+  int accumulation_steps = 1;
+};
+
+// One training job: a model data-parallel over `gpus` (global ranks of the cluster, in rank
+// order of the job). Per-GPU vectors have one entry per GPU of the job.
+struct JobSpec {
+  std::string name;
+  std::shared_ptr<const Model> model;
+  std::vector<int> gpus;          // global ranks (Topology::gpus() indices)
+  std::vector<int> node_of_gpu;   // the cluster node of each, for hierarchical algorithms
+  std::vector<GpuSpec> gpu;       // the GPU model of each
+  std::vector<double> speed;      // relative speed of each (1 = the model's figures)
+  std::vector<int> batch;         // samples per iteration (per accumulation step) of each
+  Precision precision = Precision::fp32;
+  FrameworkSpec framework;
+  std::string algorithm = "ring"; // all-reduce generator for the gradients
+  coll::AlgorithmParams params;   // its params (channels, chunks, density, servers, ...)
+  Compression compression = Compression::none; // selects topk / coarse_sparse when not "auto"
+  bool adasum = false;            // reduction = adasum (recursive doubling)
+  bool communicate = true;        // false: compute only (the no-communication baseline)
+};
+
+// A collective of the iteration, on the job's communicator (local ranks 0..n-1).
+struct PlannedCollective {
+  coll::CollectiveCall call;   // bytes, dtype, algorithm, params of this bucket
+  std::uint64_t gradient_offset = 0; // bytes into the job's gradient buffer
+  std::uint64_t parameters = 0;
+  int first_layer = 0; // layers [first_layer, last_layer] (registration order)
+  int last_layer = 0;
+  // The compute step (channel 0) after which every rank may start it: an index into the
+  // compute program of the profile, see ComputeProfile::steps.
+  std::vector<std::uint32_t> ready_step; // per profile
+};
+
+// The compute program of GPUs with the same (GPU, speed, batch): its steps in order.
+struct ComputeStep {
+  Picoseconds duration = 0;
+  int layer = -1;      // -1: the optimizer
+  bool backward = false;
+};
+struct ComputeProfile {
+  std::vector<ComputeStep> steps; // all accumulation steps, then the optimizer is appended
+  Picoseconds compute = 0;        // sum of the durations (optimizer included)
+  int batch = 0;
+  double speed = 1;
+};
+
+struct JobPlan {
+  JobSpec spec;
+  std::vector<PlannedCollective> collectives; // in stream order
+  std::vector<ComputeProfile> profiles;
+  std::vector<int> profile_of_gpu;            // per GPU of the job
+  std::uint64_t gradient_bytes = 0;           // all buckets together
+  int samples_per_iteration = 0;              // sum of batches x accumulation steps
+};
+
+struct TrainingPlan {
+  std::vector<JobPlan> jobs;
+  int ranks = 0; // 1 + the largest global rank used
+  int job_of_rank(int rank) const;         // -1 when no job uses the rank
+  int local_rank(int job, int rank) const; // the rank's index in the job
+};
+
+// Plans every job. Throws InputError (where = "/workload...") when a job asks for what the
+// collectives cannot do (e.g. adasum on 6 GPUs), naming the job.
+TrainingPlan plan_training(std::vector<JobSpec> jobs);
+
+} // namespace ddlsim::models

@@ -1,0 +1,320 @@
+#include "ddlsim/models/training.hpp"
+
+#include "ddlsim/collectives/algorithm.hpp"
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace ddlsim::models {
+namespace {
+
+// A gradient tensor group: layers [first, last] of the model, `parameters` in all.
+struct Group {
+  int first = 0;
+  int last = 0;
+  std::uint64_t parameters = 0;
+  Picoseconds tick = -1; // horovod: when the fusion tick starts it
+};
+
+std::uint64_t element_bytes(Precision precision) {
+  return precision == Precision::fp16 ? 2 : 4;
+}
+
+// Layers with gradients to all-reduce, in backward (reverse registration) order.
+std::vector<int> dense_layers_backward(const Model& model) {
+  std::vector<int> layers;
+  for (int l = static_cast<int>(model.layers.size()) - 1; l >= 0; --l) {
+    const Layer& layer = model.layers[static_cast<std::size_t>(l)];
+    if (layer.parameters > 0 && !layer.model_parallel) layers.push_back(l);
+  }
+  return layers;
+}
+
+// DDP buckets and GradientFlow's lazy pool: a group closes once it holds at least its limit.
+std::vector<Group> by_size(const Model& model, const std::vector<int>& order, std::uint64_t e,
+                           std::uint64_t first_limit, std::uint64_t limit) {
+  std::vector<Group> groups;
+  Group open;
+  bool any = false;
+  for (int l : order) {
+    const std::uint64_t p = model.layers[static_cast<std::size_t>(l)].parameters;
+    if (!any) open = Group{l, l, 0, -1};
+    any = true;
+    open.first = l; // backward order: the group's first layer falls as layers are added
+    open.parameters += p;
+    if (open.parameters * e >= (groups.empty() ? first_limit : limit)) {
+      groups.push_back(open);
+      any = false;
+    }
+  }
+  if (any) groups.push_back(open);
+  return groups;
+}
+
+// When each layer's gradient is ready in each profile, relative to the iteration start: the end
+// of its backward step in the last accumulation step.
+Picoseconds ready_time(const ComputeProfile& profile, int layer, int accumulation) {
+  Picoseconds t = 0;
+  int pass = 0;
+  for (const ComputeStep& step : profile.steps) {
+    t += step.duration;
+    if (step.backward && step.layer == layer && pass == accumulation - 1) return t;
+    if (step.backward && step.layer == 0) ++pass;
+  }
+  return t;
+}
+
+// Horovod tensor fusion: at each tick (every cycle), the gradients ready on every rank and not
+// yet sent are fused in order into groups of at most `threshold` bytes.
+std::vector<Group> by_cycle(const Model& model, const std::vector<int>& order, std::uint64_t e,
+                            const std::vector<ComputeProfile>& profiles, const FrameworkSpec& fw) {
+  std::vector<Picoseconds> ready;
+  for (int l : order) {
+    Picoseconds latest = 0;
+    for (const ComputeProfile& profile : profiles)
+      latest = std::max(latest, ready_time(profile, l, fw.accumulation_steps));
+    ready.push_back(latest);
+  }
+  std::vector<Group> groups;
+  std::size_t next = 0;
+  Picoseconds tick = 0;
+  while (next < order.size()) {
+    tick += fw.cycle_time;
+    bool open = false;
+    Group group;
+    while (next < order.size() && ready[next] <= tick) {
+      const int l = order[next];
+      const std::uint64_t p = model.layers[static_cast<std::size_t>(l)].parameters;
+      if (open && (group.parameters + p) * e > fw.fusion_threshold_bytes) {
+        groups.push_back(group);
+        open = false;
+      }
+      if (!open) group = Group{l, l, 0, tick};
+      open = true;
+      group.first = l;
+      group.parameters += p;
+      ++next;
+    }
+    if (open) groups.push_back(group);
+  }
+  return groups;
+}
+
+ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision,
+                            int batch, double speed, int accumulation) {
+  ComputeProfile profile;
+  profile.batch = batch;
+  profile.speed = speed;
+  std::vector<LayerTimes> times;
+  for (const Layer& layer : model.layers)
+    times.push_back(layer_times(layer, gpu, precision, batch, speed));
+  const int layers = static_cast<int>(model.layers.size());
+  for (int a = 0; a < accumulation; ++a) {
+    for (int l = 0; l < layers; ++l)
+      profile.steps.push_back({times[static_cast<std::size_t>(l)].forward, l, false});
+    for (int l = layers - 1; l >= 0; --l)
+      profile.steps.push_back({times[static_cast<std::size_t>(l)].backward, l, true});
+  }
+  profile.steps.push_back({optimizer_time(model.parameters(), gpu, precision, speed), -1, false});
+  for (const ComputeStep& step : profile.steps) profile.compute += step.duration;
+  return profile;
+}
+
+// Cuts the profile's compute step that spans `tick` in two (same layer), so that a wait can name
+// the instant, and returns the index of the step that ends at the tick. A tick after the last
+// backward step of this profile (a faster GPU) returns that step. Ticks come in increasing order,
+// so a cut never moves a step an earlier tick returned.
+std::uint32_t cut_at(ComputeProfile& profile, Picoseconds tick) {
+  Picoseconds t = 0;
+  const std::size_t last_backward = profile.steps.size() - 2; // the optimizer is last
+  for (std::size_t i = 0; i < last_backward; ++i) {
+    ComputeStep& step = profile.steps[i];
+    if (t + step.duration == tick) return static_cast<std::uint32_t>(i);
+    if (t < tick && tick < t + step.duration) {
+      ComputeStep rest = step;
+      rest.duration = t + step.duration - tick;
+      step.duration = tick - t;
+      profile.steps.insert(profile.steps.begin() + static_cast<std::ptrdiff_t>(i) + 1, rest);
+      return static_cast<std::uint32_t>(i);
+    }
+    t += step.duration;
+  }
+  return static_cast<std::uint32_t>(last_backward);
+}
+
+// The index of the backward step of `layer` in the last accumulation step.
+std::uint32_t backward_step(const ComputeProfile& profile, int layer, int accumulation) {
+  int pass = 0;
+  for (std::size_t i = 0; i < profile.steps.size(); ++i) {
+    const ComputeStep& step = profile.steps[i];
+    if (step.backward && step.layer == layer && pass == accumulation - 1)
+      return static_cast<std::uint32_t>(i);
+    if (step.backward && step.layer == 0) ++pass;
+  }
+  return 0;
+}
+
+void check_job(const JobSpec& job, const std::string& where) {
+  const std::size_t n = job.gpus.size();
+  if (!job.model) throw InputError(where, "the job has no model");
+  if (n == 0) throw InputError(where, "the job has no GPUs");
+  if (job.gpu.size() != n || job.speed.size() != n || job.batch.size() != n ||
+      job.node_of_gpu.size() != n)
+    throw InputError(where, "per-GPU lists (gpu model, speed, batch, node) must have one entry "
+                            "per GPU of the job (" + std::to_string(n) + ")");
+  for (std::size_t i = 0; i < n; ++i) {
+    if (job.batch[i] < 1) throw InputError(where, "every GPU needs a batch of at least 1");
+    if (!(job.speed[i] > 0)) throw InputError(where, "every GPU speed must be positive");
+  }
+  if (job.framework.accumulation_steps < 1)
+    throw InputError(where, "accumulation_steps must be at least 1");
+}
+
+} // namespace
+
+std::string_view to_string(Framework framework) {
+  switch (framework) {
+  case Framework::ddp:
+    return "ddp";
+  case Framework::horovod:
+    return "horovod";
+  case Framework::gradientflow:
+    return "gradientflow";
+  case Framework::none:
+    return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(Compression compression) {
+  switch (compression) {
+  case Compression::none:
+    return "none";
+  case Compression::topk:
+    return "topk";
+  case Compression::coarse:
+    return "coarse";
+  }
+  return "?";
+}
+
+int TrainingPlan::job_of_rank(int rank) const {
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    for (int g : jobs[j].spec.gpus)
+      if (g == rank) return static_cast<int>(j);
+  return -1;
+}
+
+int TrainingPlan::local_rank(int job, int rank) const {
+  const std::vector<int>& gpus = jobs[static_cast<std::size_t>(job)].spec.gpus;
+  const auto it = std::find(gpus.begin(), gpus.end(), rank);
+  return it == gpus.end() ? -1 : static_cast<int>(it - gpus.begin());
+}
+
+TrainingPlan plan_training(std::vector<JobSpec> jobs) {
+  TrainingPlan plan;
+  std::vector<int> owner;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const std::string where = "/workload" + (jobs.size() > 1 ? "/jobs/" + std::to_string(j) : "");
+    JobSpec& spec = jobs[j];
+    check_job(spec, where);
+    JobPlan job;
+    const Model& model = *spec.model;
+    const int n = static_cast<int>(spec.gpus.size());
+    const int accumulation = spec.framework.accumulation_steps;
+    // Profiles: one per distinct (GPU model, speed, batch).
+    std::map<std::tuple<std::string, double, int>, int> index;
+    for (int i = 0; i < n; ++i) {
+      const auto key = std::make_tuple(spec.gpu[std::size_t(i)].name, spec.speed[std::size_t(i)],
+                                       spec.batch[std::size_t(i)]);
+      auto [it, added] = index.emplace(key, static_cast<int>(job.profiles.size()));
+      if (added)
+        job.profiles.push_back(make_profile(model, spec.gpu[std::size_t(i)], spec.precision,
+                                            spec.batch[std::size_t(i)], spec.speed[std::size_t(i)],
+                                            accumulation));
+      job.profile_of_gpu.push_back(it->second);
+      job.samples_per_iteration += spec.batch[std::size_t(i)] * accumulation;
+      const int g = spec.gpus[std::size_t(i)];
+      if (g < 0) throw InputError(where, "GPU rank " + std::to_string(g) + " is negative");
+      if (std::size_t(g) >= owner.size()) owner.resize(std::size_t(g) + 1, -1);
+      if (owner[std::size_t(g)] >= 0)
+        throw InputError(where, "GPU " + std::to_string(g) + " is already used by job " +
+                                    std::to_string(owner[std::size_t(g)]) +
+                                    "; jobs need disjoint GPUs");
+      owner[std::size_t(g)] = static_cast<int>(j);
+    }
+    const std::uint64_t e = element_bytes(spec.precision);
+    const std::vector<int> order = dense_layers_backward(model);
+    std::vector<Group> groups;
+    if (spec.communicate && n > 1 && !order.empty()) {
+      const FrameworkSpec& fw = spec.framework;
+      switch (fw.type) {
+      case Framework::ddp:
+        groups = by_size(model, order, e, fw.first_bucket_bytes, fw.bucket_cap_bytes);
+        break;
+      case Framework::gradientflow:
+        groups = by_size(model, order, e, fw.lazy_threshold_bytes, fw.lazy_threshold_bytes);
+        break;
+      case Framework::horovod:
+        groups = by_cycle(model, order, e, job.profiles, fw);
+        break;
+      case Framework::none:
+        groups = by_size(model, order, e, ~0ull, ~0ull);
+        break;
+      }
+    }
+    coll::CollectiveCall base;
+    base.op = coll::Op::all_reduce;
+    base.ranks = n;
+    base.dtype = spec.precision == Precision::fp16 ? coll::DataType::fp16 : coll::DataType::fp32;
+    base.reduction = spec.adasum ? coll::Reduction::adasum : coll::Reduction::sum;
+    base.algorithm = spec.algorithm;
+    base.params = spec.params;
+    // Nodes relabelled 0.. in order of first appearance, as the hierarchical generators expect.
+    std::map<int, int> node_index;
+    for (int node : spec.node_of_gpu) {
+      node_index.emplace(node, static_cast<int>(node_index.size()));
+      base.node_of_rank.push_back(node_index[node]);
+    }
+    std::uint64_t offset = 0;
+    for (const Group& group : groups) {
+      PlannedCollective c;
+      c.call = base;
+      c.call.bytes = group.parameters * e;
+      c.gradient_offset = offset;
+      c.parameters = group.parameters;
+      c.first_layer = group.first;
+      c.last_layer = group.last;
+      for (ComputeProfile& profile : job.profiles)
+        c.ready_step.push_back(group.tick >= 0 ? cut_at(profile, group.tick)
+                                               : backward_step(profile, group.first, accumulation));
+      offset += c.call.bytes;
+      job.collectives.push_back(std::move(c));
+    }
+    job.gradient_bytes = offset;
+    for (const PlannedCollective& c : job.collectives) {
+      try {
+        coll::check_call(c.call);
+        const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
+        if (!algorithm) throw InputError("algorithm", "unknown all_reduce algorithm \"" +
+                                                          c.call.algorithm + "\"");
+        algorithm->check(c.call);
+        if (algorithm->total_ranks(c.call) != n)
+          throw InputError("algorithm", "dedicated parameter servers need GPUs of their own; "
+                                        "use colocated servers (dedicated_servers false)");
+      } catch (const InputError& error) {
+        throw InputError(where, "the gradient all-reduce of " + format_bytes(c.call.bytes) +
+                                    " cannot run: " + error.what());
+      }
+    }
+    job.spec = std::move(spec);
+    plan.jobs.push_back(std::move(job));
+  }
+  plan.ranks = static_cast<int>(owner.size());
+  return plan;
+}
+
+} // namespace ddlsim::models
