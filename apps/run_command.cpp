@@ -9,6 +9,7 @@
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "progress.hpp"
+#include "training_run.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -37,6 +38,8 @@ void run(const RunOptions& options) {
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
   CollectiveWorkload& workload = scenario.workload.collective;
   if (!options.algorithm.empty()) workload.algorithm = options.algorithm;
+  if (!options.algorithm.empty())
+    for (models::JobSpec& job : scenario.workload.training.jobs) job.algorithm = options.algorithm;
   const std::string json_path = options.json.empty() ? scenario.output.json_path : options.json;
   const std::string trace_path = options.trace.empty() ? scenario.output.trace_path : options.trace;
 
@@ -60,6 +63,16 @@ void run(const RunOptions& options) {
   engine.progress = [&progress](Picoseconds simulated, std::uint64_t steps) {
     return progress.keep_going(simulated, steps);
   };
+  if (scenario.workload.type == "training") {
+    progress.begin("training iteration");
+    const bool complete = run_training(scenario, report.scenario, engine, json_path, trace_path);
+    progress.end();
+    if (!complete || progress.deadline_passed())
+      throw IncompleteRun("stopped at --max-wall-seconds " +
+                          std::to_string(options.max_wall_seconds) +
+                          " while simulating the training iteration");
+    return;
+  }
   std::string stopped_at;
   for (std::size_t i = 0; i < workload.sizes.size() && stopped_at.empty(); ++i) {
     const std::uint64_t bytes = workload.sizes[i];

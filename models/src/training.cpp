@@ -318,3 +318,40 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
 }
 
 } // namespace ddlsim::models
+
+namespace ddlsim::models {
+
+std::vector<int> balanced_batches(const Model& model, const std::vector<GpuSpec>& gpus,
+                                  const std::vector<double>& speed, Precision precision,
+                                  int total) {
+  const std::size_t n = gpus.size();
+  if (n == 0) return {};
+  const int mean = std::max(1, total / static_cast<int>(n));
+  std::vector<double> rate(n);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    Picoseconds t = 0;
+    for (const Layer& layer : model.layers) {
+      const LayerTimes times = layer_times(layer, gpus[i], precision, mean, speed[i]);
+      t += times.forward + times.backward;
+    }
+    rate[i] = mean / ps_to_seconds(std::max<Picoseconds>(t, 1));
+    sum += rate[i];
+  }
+  std::vector<int> batch(n);
+  std::vector<std::pair<double, std::size_t>> fraction;
+  int given = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double share = total * rate[i] / sum;
+    batch[i] = std::max(1, static_cast<int>(share));
+    given += batch[i];
+    fraction.emplace_back(-(share - std::floor(share)), i);
+  }
+  std::sort(fraction.begin(), fraction.end());
+  for (std::size_t k = 0; given < total; k = (k + 1) % n, ++given) ++batch[fraction[k].second];
+  for (std::size_t k = n; given > total && k-- > 0;) // only when many shares rounded up to 1
+    if (batch[fraction[k].second] > 1) --batch[fraction[k].second], --given;
+  return batch;
+}
+
+} // namespace ddlsim::models

@@ -104,7 +104,7 @@ OutputSpec parse_output(const JsonValue& section) {
 }
 
 // Parses a scenario with includes already resolved. `with_sweep` = false for sweep points.
-Scenario parse_resolved(const Json& json, bool with_sweep) {
+Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem::path& base_dir) {
   Scenario scenario;
   scenario.resolved = json;
   JsonObject root(json, "");
@@ -112,19 +112,20 @@ Scenario parse_resolved(const Json& json, bool with_sweep) {
   if (auto v = root.optional("name")) scenario.name = v->string();
   if (auto v = root.optional("description")) scenario.description = v->string();
   scenario.topology = topo::parse_cluster_spec(root.required("topology"));
-  scenario.workload = detail::parse_workload(root.required("workload"));
+  scenario.workload = detail::parse_workload(root.required("workload"), scenario.topology, base_dir);
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);
   if (auto v = root.optional("output")) scenario.output = parse_output(*v);
   if (auto v = root.optional("seed"))
     scenario.seed = static_cast<std::uint64_t>(v->integer(0, INT64_MAX));
   if (auto v = root.optional("sweep"); v && with_sweep) scenario.sweep = parse_sweep(*v);
   root.finish();
-  check_collective(scenario.workload.collective, scenario.topology);
+  if (scenario.workload.type == "collective")
+    check_collective(scenario.workload.collective, scenario.topology);
   return scenario;
 }
 
 // Every sweep point must itself be a valid scenario: check them all now, not mid-sweep.
-void check_sweep_points(const Scenario& scenario) {
+void check_sweep_points(const Scenario& scenario, const std::filesystem::path& base_dir) {
   if (scenario.sweep.empty()) return;
   std::vector<std::size_t> index(scenario.sweep.size(), 0);
   while (true) {
@@ -142,7 +143,7 @@ void check_sweep_points(const Scenario& scenario) {
       where += " " + axis.pointer + "=" + axis.values[index[a]].dump();
     }
     try {
-      parse_resolved(point, false);
+      parse_resolved(point, false, base_dir);
     } catch (const InputError& e) {
       throw InputError("/sweep", where + ": " + e.what());
     }
@@ -176,8 +177,8 @@ Scenario load_scenario(const Json& json, const std::string& origin,
                        const std::filesystem::path& base_dir) {
   const Json resolved = resolve_includes(json, origin, base_dir);
   try {
-    Scenario scenario = parse_resolved(resolved, true);
-    check_sweep_points(scenario);
+    Scenario scenario = parse_resolved(resolved, true, base_dir);
+    check_sweep_points(scenario, base_dir);
     scenario.origin = origin;
     return scenario;
   } catch (const InputError& e) {

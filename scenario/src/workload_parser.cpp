@@ -20,6 +20,8 @@ Enum parse_enum(const JsonValue& value, const std::array<Enum, N>& all) {
 
 constexpr std::uint64_t kMaxMessageBytes = 1ull << 40; // 1 TiB per collective
 
+} // namespace
+
 coll::AlgorithmParams parse_params(const JsonValue& section) {
   coll::AlgorithmParams params;
   JsonObject object = section.object();
@@ -36,8 +38,6 @@ coll::AlgorithmParams parse_params(const JsonValue& section) {
   object.finish();
   return params;
 }
-
-} // namespace
 
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
   std::vector<std::uint64_t> out;
@@ -67,10 +67,17 @@ std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
   return out;
 }
 
-WorkloadSpec parse_workload(const JsonValue& section) {
+WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
+                            const std::filesystem::path& base_dir) {
   WorkloadSpec workload;
   JsonObject object = section.object();
-  workload.type = object.required("type").choice(std::vector<std::string>{"collective"});
+  workload.type =
+      object.required("type").choice(std::vector<std::string>{"collective", "training"});
+  if (workload.type == "training") {
+    workload.training = parse_training(object, cluster, base_dir);
+    object.finish();
+    return workload;
+  }
   CollectiveWorkload& c = workload.collective;
   c.op = parse_enum(object.required("op"),
                     std::array{coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,

@@ -5,7 +5,13 @@
 
 namespace ddlsim::detail {
 
-WorkloadSpec parse_workload(const JsonValue& section);
+WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
+                            const std::filesystem::path& base_dir);
+coll::AlgorithmParams parse_params(const JsonValue& section);
+// workload.type = "training" (training_parser.cpp): reads the keys of `workload` it knows; the
+// caller finishes the object. Model files are relative to `base_dir`.
+TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,
+                                const std::filesystem::path& base_dir);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
 

@@ -112,3 +112,15 @@ struct TrainingPlan {
 TrainingPlan plan_training(std::vector<JobSpec> jobs);
 
 } // namespace ddlsim::models
+
+namespace ddlsim::models {
+
+// HetSeq-style balancing: `total` samples split over the GPUs in proportion to each one's
+// throughput (samples per second of forward + backward at the mean batch, on its GPU model at
+// its speed), each at least 1, summing to `total` (remainders to the largest fractions, ties to
+// the lower index).
+std::vector<int> balanced_batches(const Model& model, const std::vector<GpuSpec>& gpus,
+                                  const std::vector<double>& speed, Precision precision,
+                                  int total);
+
+} // namespace ddlsim::models

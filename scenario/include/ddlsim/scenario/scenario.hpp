@@ -7,6 +7,7 @@
 
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/models/training.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
 #include <cstdint>
@@ -29,9 +30,18 @@ struct CollectiveWorkload {
   std::vector<std::uint64_t> sizes; // bytes, nccl-tests meaning (see CollectiveCall::bytes)
 };
 
+// workload.type = "training": data-parallel training jobs on disjoint GPUs (models/), resolved
+// against the cluster (GPU models, nodes) when the scenario loads.
+struct TrainingWorkload {
+  std::vector<models::JobSpec> jobs;
+  double epochs = 1;
+  std::uint64_t dataset_samples = 0; // 0: no time-to-train line
+};
+
 struct WorkloadSpec {
   std::string type = "collective";
   CollectiveWorkload collective;
+  TrainingWorkload training;
 };
 
 // engine.type = "analytic" (the only engine so far): alpha-beta with max-min link sharing.

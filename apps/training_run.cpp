@@ -1,0 +1,208 @@
+#include "training_run.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/models/iteration_metrics.hpp"
+#include "ddlsim/models/iteration_schedule.hpp"
+#include "ddlsim/sim/trace.hpp"
+#include "ddlsim/topologies/builders.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace ddlsim::cli {
+namespace {
+
+std::string ms(Picoseconds t) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", ps_to_seconds(t) * 1e3);
+  return text;
+}
+
+std::string fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds >= 86400) return fixed(seconds / 86400, 2) + " days";
+  if (seconds >= 3600) return fixed(seconds / 3600, 2) + " h";
+  if (seconds >= 60) return fixed(seconds / 60, 2) + " min";
+  return fixed(seconds, 2) + " s";
+}
+
+std::string describe_framework(const models::FrameworkSpec& fw) {
+  std::string text(models::to_string(fw.type));
+  switch (fw.type) {
+  case models::Framework::ddp:
+    text += " (first bucket " + format_bytes(fw.first_bucket_bytes) + ", cap " +
+            format_bytes(fw.bucket_cap_bytes) + ")";
+    break;
+  case models::Framework::horovod:
+    text += " (fusion " + format_bytes(fw.fusion_threshold_bytes) + ", cycle " +
+            fixed(ps_to_seconds(fw.cycle_time) * 1e3, 2) + " ms)";
+    break;
+  case models::Framework::gradientflow:
+    text += " (lazy threshold " + format_bytes(fw.lazy_threshold_bytes) + ")";
+    break;
+  case models::Framework::none:
+    text += " (all-reduce after backward)";
+    break;
+  }
+  if (fw.accumulation_steps > 1)
+    text += ", " + std::to_string(fw.accumulation_steps) + " accumulation steps";
+  return text;
+}
+
+std::string describe_job(const models::JobSpec& job) {
+  std::string gpus = std::to_string(job.gpus.size()) + " x " + job.gpu.front().name;
+  for (const models::GpuSpec& gpu : job.gpu)
+    if (gpu.name != job.gpu.front().name) gpus = std::to_string(job.gpus.size()) + " mixed GPUs";
+  std::string batch = std::to_string(job.batch.front());
+  for (int b : job.batch)
+    if (b != job.batch.front()) batch = "per-GPU batches";
+  std::string text = job.model->name + " on " + gpus + ", batch " + batch + "/GPU, " +
+                     std::string(models::to_string(job.precision)) + ", " +
+                     describe_framework(job.framework);
+  if (!job.communicate) return text + ", no communication";
+  text += ", all-reduce " + job.algorithm;
+  if (job.compression != models::Compression::none)
+    text += " (density " + fixed(job.params.density, 4) + ")";
+  if (job.adasum) text += " adasum";
+  return text;
+}
+
+// Rows of per-GPU figures, consecutive ranks with equal figures folded into one row.
+void print_gpus(const models::JobIteration& it, std::ostream& out) {
+  out << "#   GPUs        compute(ms)  comm(ms)  exposed(ms)  idle(ms)\n";
+  for (std::size_t i = 0; i < it.gpus.size();) {
+    std::size_t j = i + 1;
+    const models::GpuIteration& g = it.gpus[i];
+    while (j < it.gpus.size() && it.gpus[j].compute == g.compute &&
+           it.gpus[j].communication == g.communication && it.gpus[j].exposed == g.exposed &&
+           it.gpus[j].idle == g.idle && it.gpus[j].rank == it.gpus[j - 1].rank + 1)
+      ++j;
+    std::string ranks = std::to_string(g.rank);
+    if (j - i > 1) ranks += "-" + std::to_string(it.gpus[j - 1].rank);
+    char line[160];
+    std::snprintf(line, sizeof line, "#   %-11s %11s %9s %12s %9s\n", ranks.c_str(),
+                  ms(g.compute).c_str(), ms(g.communication).c_str(), ms(g.exposed).c_str(),
+                  ms(g.idle).c_str());
+    out << line;
+    i = j;
+  }
+}
+
+Json to_json(const Scenario& scenario, const std::string& label,
+             const std::vector<models::JobIteration>& jobs) {
+  Json report = {{"scenario", label}, {"engine", scenario.engine.type}, {"seed", scenario.seed},
+                 {"workload", "training"}};
+  Json list = Json::array();
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const models::JobIteration& it = jobs[j];
+    const models::JobSpec& spec = scenario.workload.training.jobs[j];
+    Json gpus = Json::array();
+    for (const models::GpuIteration& g : it.gpus)
+      gpus.push_back({{"rank", g.rank},
+                      {"compute_s", ps_to_seconds(g.compute)},
+                      {"communication_s", ps_to_seconds(g.communication)},
+                      {"exposed_s", ps_to_seconds(g.exposed)},
+                      {"idle_s", ps_to_seconds(g.idle)}});
+    Json job = {{"name", it.name},
+                {"model", spec.model->name},
+                {"gpus", spec.gpus.size()},
+                {"framework", models::to_string(spec.framework.type)},
+                {"algorithm", spec.algorithm},
+                {"precision", models::to_string(spec.precision)},
+                {"collectives", it.collectives},
+                {"gradient_bytes", it.gradient_bytes},
+                {"samples_per_iteration", it.samples},
+                {"iteration_s", ps_to_seconds(it.time)},
+                {"compute_s", ps_to_seconds(it.max_compute)},
+                {"communication_s", ps_to_seconds(it.max_communication)},
+                {"exposed_s", ps_to_seconds(it.max_exposed)},
+                {"idle_s", ps_to_seconds(it.max_idle)},
+                {"samples_per_second", it.samples_per_second},
+                {"single_gpu_samples_per_second", it.single_gpu_samples_per_second},
+                {"scaling_efficiency", it.scaling_efficiency},
+                {"per_gpu", gpus}};
+    if (scenario.workload.training.dataset_samples > 0)
+      job["seconds_to_train"] = it.seconds_to_train(scenario.workload.training.epochs,
+                                                    scenario.workload.training.dataset_samples);
+    list.push_back(job);
+  }
+  report["jobs"] = list;
+  return report;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, "cannot open the output file for writing");
+  out << text;
+  if (!out) throw InputError(path, "writing the output file failed (disk full?)");
+}
+
+} // namespace
+
+bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,
+                  const std::string& json_path, const std::string& trace_path) {
+  const TrainingWorkload& training = scenario.workload.training;
+  auto plan = std::make_shared<const models::TrainingPlan>(models::plan_training(training.jobs));
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  engine.record_steps = true; // the metrics come from the step records
+  sim::CollectiveTiming timing =
+      sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
+  if (!timing.complete) return false;
+  std::vector<models::ExecutedStep> steps;
+  steps.reserve(timing.steps_recorded.size());
+  for (const sim::StepRecord& r : timing.steps_recorded)
+    steps.push_back({r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end});
+  const std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
+
+  std::ostream& out = std::cout;
+  out << "# " << label << ": training iteration, " << scenario.engine.type << " engine\n";
+  out << "job        GPUs  iteration(ms)  compute(ms)  comm(ms)  exposed(ms)  idle(ms)  "
+         "samples/s  1-GPU sum(samples/s)  efficiency\n";
+  for (const models::JobIteration& it : jobs) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-10s %5zu %14s %12s %9s %12s %9s %10s %21s %10s\n",
+                  it.name.c_str(), it.gpus.size(), ms(it.time).c_str(),
+                  ms(it.max_compute).c_str(), ms(it.max_communication).c_str(),
+                  ms(it.max_exposed).c_str(), ms(it.max_idle).c_str(),
+                  fixed(it.samples_per_second, 1).c_str(),
+                  fixed(it.single_gpu_samples_per_second, 1).c_str(),
+                  fixed(it.scaling_efficiency, 3).c_str());
+    out << line;
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const models::JobIteration& it = jobs[j];
+    out << "# " << it.name << ": " << describe_job(training.jobs[j]) << "\n";
+    out << "#   " << it.collectives << " collectives, " << format_bytes(it.gradient_bytes)
+        << " of gradients per GPU, " << it.samples << " samples per iteration\n";
+    if (training.dataset_samples > 0)
+      out << "#   time to train " << fixed(training.epochs, 2) << " epochs of "
+          << training.dataset_samples << " samples: "
+          << duration_text(it.seconds_to_train(training.epochs, training.dataset_samples))
+          << "\n";
+    print_gpus(it, out);
+  }
+  if (!json_path.empty()) {
+    write_file(json_path, to_json(scenario, label, jobs).dump(2) + "\n");
+    out << "# wrote " << json_path << "\n";
+  }
+  if (!trace_path.empty()) {
+    std::ostringstream text;
+    sim::write_chrome_trace({{"training iteration", &timing.steps_recorded}}, text);
+    write_file(trace_path, text.str());
+    out << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
+  }
+  if (!scenario.sweep.empty())
+    out << "# note: this scenario's sweep (" << scenario.sweep.size()
+        << " axes) was validated but not run: `run` simulates the base scenario\n";
+  return true;
+}
+
+} // namespace ddlsim::cli

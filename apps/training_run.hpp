@@ -1,0 +1,17 @@
+// `ddlsim run` on a training workload: plan the iteration, run it as one Schedule on the
+// analytic engine, print per job and per GPU compute / communication / exposed / idle time,
+// samples/s, scaling efficiency and time to train; optional JSON report and Chrome trace.
+#pragma once
+
+#include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+
+#include <string>
+
+namespace ddlsim::cli {
+
+// Returns false when engine.progress stopped the run (nothing is printed then).
+bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,
+                  const std::string& json_path, const std::string& trace_path);
+
+} // namespace ddlsim::cli

@@ -1,0 +1,245 @@
+// workload.type = "training": parses one job (inline in the workload) or a list of `jobs`, and
+// resolves each against the cluster: which GPUs (global ranks), their GPU models and nodes.
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/suggest.hpp"
+#include "ddlsim/core/units.hpp"
+#include "workload_parser.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+namespace ddlsim::detail {
+namespace {
+
+// The keys of one job; a workload without "jobs" holds them itself.
+constexpr std::array kJobKeys{"name",        "model",        "gpus",        "gpu",
+                              "batch_per_gpu", "speed",      "balance",     "precision",
+                              "framework",   "algorithm",    "params",      "compression",
+                              "adasum",      "parameter_servers", "communicate"};
+
+struct ClusterGpus {
+  std::vector<std::string> model; // per global rank
+  std::vector<int> node;
+};
+
+ClusterGpus cluster_gpus(const topo::ClusterSpec& cluster) {
+  ClusterGpus out;
+  int node = 0;
+  for (const topo::NodeGroup& group : cluster.node_groups)
+    for (int i = 0; i < group.count; ++i, ++node)
+      for (int g = 0; g < group.spec.gpus; ++g) {
+        out.model.push_back(group.spec.gpu_model);
+        out.node.push_back(node);
+      }
+  return out;
+}
+
+// A number or a list of one per GPU.
+template <typename T, typename Read>
+std::vector<T> per_gpu(const JsonValue& value, std::size_t n, Read read) {
+  if (!value.raw().is_array()) return std::vector<T>(n, read(value));
+  std::vector<T> out;
+  const std::vector<JsonValue> items = value.array(1, 1 << 20);
+  if (items.size() != n)
+    value.fail("has " + std::to_string(items.size()) + " entries for " + std::to_string(n) +
+               " GPUs; give one per GPU of the job, or a single value for all");
+  for (const JsonValue& item : items) out.push_back(read(item));
+  return out;
+}
+
+models::GpuSpec parse_gpu(const JsonValue& value) {
+  if (value.raw().is_string()) return models::find_gpu(value.non_empty_string(), value.path());
+  JsonObject object = value.object();
+  const JsonValue preset = object.required("preset");
+  models::GpuSpec gpu = models::find_gpu(preset.non_empty_string(), preset.path());
+  if (auto v = object.optional("fp32_tflops")) gpu.fp32_flops = v->positive_number(1e6) * 1e12;
+  if (auto v = object.optional("fp16_tflops")) gpu.fp16_flops = v->positive_number(1e6) * 1e12;
+  if (auto v = object.optional("memory_gbytes_per_second"))
+    gpu.memory_bytes_per_second = v->positive_number(1e6) * 1e9;
+  if (auto v = object.optional("memory_efficiency")) gpu.memory_efficiency = v->positive_number(1);
+  if (auto v = object.optional("kernel_overhead_us"))
+    gpu.kernel_overhead = static_cast<Picoseconds>(v->number(0, 1e6) * kPsPerUs);
+  for (const char* precision : {"fp32_efficiency", "fp16_efficiency"}) {
+    auto v = object.optional(precision);
+    if (!v) continue;
+    auto& table = std::string(precision) == "fp32_efficiency" ? gpu.fp32_efficiency
+                                                               : gpu.fp16_efficiency;
+    JsonObject kinds = v->object();
+    for (std::size_t k = 0; k < models::kLayerKinds; ++k)
+      if (auto e = kinds.optional(models::to_string(static_cast<models::LayerKind>(k))))
+        table[k] = e->positive_number(1);
+    kinds.finish();
+  }
+  object.finish();
+  return gpu;
+}
+
+models::FrameworkSpec parse_framework(const JsonValue& value) {
+  models::FrameworkSpec fw;
+  JsonObject object = value.object();
+  const std::string type = object.required("type").choice(
+      std::vector<std::string>{"ddp", "horovod", "gradientflow", "none"});
+  fw.type = type == "ddp"            ? models::Framework::ddp
+            : type == "horovod"      ? models::Framework::horovod
+            : type == "gradientflow" ? models::Framework::gradientflow
+                                     : models::Framework::none;
+  constexpr std::uint64_t kMax = 1ull << 40;
+  auto only = [&](const char* key, models::Framework framework) {
+    auto v = object.optional(key);
+    if (v && fw.type != framework)
+      v->fail(std::string(key) + " applies to framework \"" +
+              std::string(models::to_string(framework)) + "\", not \"" + type + "\"");
+    return v;
+  };
+  if (auto v = only("bucket_cap", models::Framework::ddp)) fw.bucket_cap_bytes = v->bytes(1, kMax);
+  if (auto v = only("first_bucket", models::Framework::ddp))
+    fw.first_bucket_bytes = v->bytes(1, kMax);
+  if (auto v = only("fusion_threshold", models::Framework::horovod))
+    fw.fusion_threshold_bytes = v->bytes(1, kMax);
+  if (auto v = only("cycle_time_ms", models::Framework::horovod))
+    fw.cycle_time = static_cast<Picoseconds>(v->positive_number(1e4) * 1e9);
+  if (auto v = only("lazy_threshold", models::Framework::gradientflow))
+    fw.lazy_threshold_bytes = v->bytes(1, kMax);
+  if (auto v = object.optional("accumulation_steps"))
+    fw.accumulation_steps = static_cast<int>(v->integer(1, 1 << 16));
+  object.finish();
+  return fw;
+}
+
+models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vector<int>& used,
+                          int& next_free, const std::filesystem::path& base_dir,
+                          const std::string& default_name) {
+  models::JobSpec job;
+  job.name = default_name;
+  if (auto v = object.optional("name")) job.name = v->non_empty_string();
+  const JsonValue model = object.required("model");
+  job.model = std::make_shared<const models::Model>(
+      models::load_model(model.non_empty_string(), base_dir, model.path()));
+  // GPUs: a count (the next free GPUs in rank order) or a list of ranks.
+  const int total = static_cast<int>(gpus.model.size());
+  if (auto v = object.optional("gpus"); v && v->raw().is_array()) {
+    for (const JsonValue& rank : v->array(1, 1 << 20)) {
+      const int r = static_cast<int>(rank.integer(0, total - 1));
+      if (used[std::size_t(r)])
+        rank.fail("GPU " + std::to_string(r) + " is already used (by this job or another)");
+      used[std::size_t(r)] = 1;
+      job.gpus.push_back(r);
+    }
+  } else {
+    const int count = v ? static_cast<int>(v->integer(1, total)) : total - next_free;
+    if (next_free + count > total || count < 1) {
+      const std::string what = "asks for " + std::to_string(count) + " GPUs but only " +
+                               std::to_string(total - next_free) + " of the cluster's " +
+                               std::to_string(total) + " are left";
+      if (v) v->fail(what + "; lower it or add nodes");
+      object.required("model").fail(what);
+    }
+    for (int r = next_free; r < next_free + count; ++r) {
+      if (used[std::size_t(r)]) throw InputError(object.path() + "/gpus", "GPU " +
+                                                 std::to_string(r) + " is already used");
+      used[std::size_t(r)] = 1;
+      job.gpus.push_back(r);
+    }
+  }
+  for (int r : job.gpus) next_free = std::max(next_free, r + 1);
+  const std::size_t n = job.gpus.size();
+  for (int r : job.gpus) job.node_of_gpu.push_back(gpus.node[std::size_t(r)]);
+  if (auto v = object.optional("gpu")) {
+    job.gpu = per_gpu<models::GpuSpec>(*v, n, parse_gpu);
+  } else {
+    for (int r : job.gpus)
+      job.gpu.push_back(models::find_gpu(gpus.model[std::size_t(r)],
+                                         object.path() + " (set \"gpu\": the topology's GPU "
+                                                         "model has no preset)"));
+  }
+  job.speed = std::vector<double>(n, 1.0);
+  if (auto v = object.optional("speed"))
+    job.speed = per_gpu<double>(*v, n, [](const JsonValue& x) { return x.positive_number(1e3); });
+  const JsonValue batch = object.required("batch_per_gpu");
+  job.batch = per_gpu<int>(batch, n, [](const JsonValue& x) {
+    return static_cast<int>(x.integer(1, 1 << 20));
+  });
+  if (auto v = object.optional("precision"))
+    job.precision = v->choice(std::vector<std::string>{"fp32", "fp16"}) == "fp16"
+                        ? models::Precision::fp16
+                        : models::Precision::fp32;
+  if (auto v = object.optional("balance"); v && v->boolean()) {
+    int sum = 0;
+    for (int b : job.batch) sum += b;
+    job.batch = models::balanced_batches(*job.model, job.gpu, job.speed, job.precision, sum);
+  }
+  if (auto v = object.optional("framework")) job.framework = parse_framework(*v);
+  std::optional<JsonValue> algorithm = object.optional("algorithm");
+  if (algorithm) job.algorithm = algorithm->non_empty_string();
+  if (auto v = object.optional("params")) job.params = parse_params(*v);
+  if (auto v = object.optional("communicate")) job.communicate = v->boolean();
+  // Choices that imply an algorithm: named conflicts are errors, not silent overrides.
+  auto implies = [&](const JsonValue& where, const std::vector<std::string>& allowed) {
+    if (!algorithm) {
+      job.algorithm = allowed.front();
+      return;
+    }
+    if (std::find(allowed.begin(), allowed.end(), job.algorithm) == allowed.end())
+      algorithm->fail("\"" + job.algorithm + "\" cannot do what " + where.path() +
+                      " asks; use " + join_choices(allowed) + " or remove \"algorithm\"");
+  };
+  if (auto v = object.optional("compression")) {
+    JsonObject c = v->object();
+    const std::string type =
+        c.required("type").choice(std::vector<std::string>{"none", "topk", "coarse"});
+    if (type != "none") {
+      job.params.density = c.required("density").positive_number(1);
+      if (type == "topk") {
+        job.compression = models::Compression::topk;
+        implies(*v, {"topk", "hierarchical_topk"});
+      } else {
+        job.compression = models::Compression::coarse;
+        if (auto b = c.optional("chunk_bytes")) job.params.chunk_bytes = b->bytes(4, 1ull << 40);
+        implies(*v, {"coarse_sparse"});
+      }
+    }
+    c.finish();
+  }
+  if (auto v = object.optional("adasum"); v && v->boolean()) {
+    job.adasum = true;
+    implies(*v, {"recursive_doubling"});
+  }
+  if (auto v = object.optional("parameter_servers")) {
+    job.params.servers = static_cast<int>(v->integer(1, 1 << 20));
+    implies(*v, {"parameter_server"});
+  }
+  return job;
+}
+
+} // namespace
+
+TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,
+                                const std::filesystem::path& base_dir) {
+  TrainingWorkload training;
+  const ClusterGpus gpus = cluster_gpus(cluster);
+  std::vector<int> used(gpus.model.size(), 0);
+  int next_free = 0;
+  if (auto v = workload.optional("epochs")) training.epochs = v->positive_number(1e6);
+  if (auto v = workload.optional("dataset_samples"))
+    training.dataset_samples = static_cast<std::uint64_t>(v->integer(1, INT64_MAX));
+  if (auto jobs = workload.optional("jobs")) {
+    for (std::string_view key : kJobKeys)
+      if (workload.has(key))
+        workload.required(key).fail("with \"jobs\", every job key goes inside a job");
+    const std::vector<JsonValue> list = jobs->array(1, 1024);
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      JsonObject job = list[j].object();
+      training.jobs.push_back(
+          parse_job(job, gpus, used, next_free, base_dir, "job" + std::to_string(j)));
+      job.finish();
+    }
+  } else {
+    training.jobs.push_back(parse_job(workload, gpus, used, next_free, base_dir, "job0"));
+  }
+  // Plan once now so that what the collectives cannot do is an error at load time.
+  (void)models::plan_training(training.jobs);
+  return training;
+}
+
+} // namespace ddlsim::detail
