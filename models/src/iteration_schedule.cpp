@@ -129,17 +129,25 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_ind
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
   const ComputeProfile& profile =
       job.profiles[job.profile_of_gpu[static_cast<std::size_t>(rank)]];
+  // The GPU runs one kernel at a time: each step depends on the one before (in-order issue alone
+  // would only order their starts).
+  std::uint32_t index = 0;
+  auto next = [&index](Step step) {
+    if (index > 0) add_dep(step, index - 1);
+    ++index;
+    return step;
+  };
   for (std::size_t i = 0; i + 1 < profile.steps.size(); ++i)
-    co_yield compute_step(profile.steps[i].duration, kComputeChannel);
+    co_yield next(compute_step(profile.steps[i].duration, kComputeChannel));
   for (int channel = 1; channel < channels; ++channel) {
     const std::uint32_t steps = communication_steps(job, rank, channel);
     if (steps == 0) continue;
     Step wait = compute_step(0, kComputeChannel);
     wait.wait_channel = static_cast<std::uint16_t>(channel);
     wait.wait_step = steps - 1;
-    co_yield wait;
+    co_yield next(wait);
   }
-  co_yield compute_step(profile.steps.back().duration, kComputeChannel);
+  co_yield next(compute_step(profile.steps.back().duration, kComputeChannel));
 }
 
 StepStream no_program() {
