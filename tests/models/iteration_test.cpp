@@ -1,0 +1,207 @@
+#include "ddlsim/collectives/algorithm.hpp"
+#include "ddlsim/collectives/reference.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "training_harness.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ddlsim;
+using namespace ddlsim::models;
+using namespace ddlsim::models::test;
+
+namespace {
+
+const std::string kResnet = R"("model": "resnet50", "batch_per_gpu": 32)";
+
+std::string with(const std::string& framework) {
+  return kResnet + R"(, "framework": )" + framework;
+}
+
+} // namespace
+
+TEST_CASE("with communication off the iteration is exactly the sum of the compute steps") {
+  for (int nodes : {1, 4}) {
+    const TrainingRun run =
+        run_training(cluster(nodes, 25, kResnet + R"(, "communicate": false)"));
+    REQUIRE(run.jobs.size() == 1);
+    const JobIteration& it = run.jobs.front();
+    const ComputeProfile& profile = run.plan->jobs[0].profiles[0];
+    Picoseconds sum = 0;
+    for (const ComputeStep& step : profile.steps) sum += step.duration;
+    CHECK(it.time == sum);
+    CHECK(it.collectives == 0);
+    CHECK(it.max_exposed == 0);
+    CHECK(it.max_idle == 0);
+    CHECK(it.scaling_efficiency == Approx(1.0).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("overlap: exposed communication is never negative and never above no-overlap") {
+  for (double nic : {1.0, 10.0, 100.0}) {
+    const JobIteration ddp = run_training(cluster(8, nic, with(R"({"type": "ddp"})"))).jobs[0];
+    const JobIteration none = run_training(cluster(8, nic, with(R"({"type": "none"})"))).jobs[0];
+    INFO("NIC " << nic << " Gb/s");
+    for (const GpuIteration& g : ddp.gpus) {
+      CHECK(g.exposed >= 0);
+      CHECK(g.idle >= 0);
+      CHECK(g.exposed <= g.communication);
+      CHECK(g.compute + g.exposed + g.idle == ddp.time);
+    }
+    CHECK(ddp.max_exposed <= none.max_exposed);
+    CHECK(ddp.time <= none.time);
+    // Without overlap nothing hides: exposed is all the communication.
+    CHECK(none.max_exposed == none.max_communication);
+  }
+}
+
+TEST_CASE("DDP bucket cap: the number of collectives follows PyTorch's bucket assignment") {
+  auto collectives = [](const std::string& framework) {
+    return run_training(cluster(2, 25, with(framework))).jobs[0].collectives;
+  };
+  // ResNet-50 fp32 = 97.5 MiB of gradients. Everything in the first bucket: one collective.
+  CHECK(collectives(R"({"type": "ddp", "first_bucket": "1GiB"})") == 1);
+  // 1 MiB first bucket, then one bucket holding the rest.
+  CHECK(collectives(R"({"type": "ddp", "bucket_cap": "1GiB"})") == 2);
+  CHECK(collectives(R"({"type": "none"})") == 1);
+  // Monotonic: a bigger cap never makes more collectives.
+  int previous = 1 << 30;
+  for (const char* cap : {"1MiB", "4MiB", "25MiB", "50MiB", "100MiB"}) {
+    const int count =
+        collectives(std::string(R"({"type": "ddp", "bucket_cap": ")") + cap + "\"}");
+    CHECK(count <= previous);
+    previous = count;
+  }
+  // With a 1 MiB cap every bucket is closed once it reaches 1 MiB; count them independently.
+  const Model model = load_model("resnet50", ".", "x");
+  int expected = 0;
+  std::uint64_t open = 0;
+  for (auto it = model.layers.rbegin(); it != model.layers.rend(); ++it) {
+    if (it->parameters == 0) continue;
+    open += it->parameters * 4;
+    if (open >= (1u << 20)) ++expected, open = 0;
+  }
+  if (open > 0) ++expected;
+  CHECK(collectives(R"({"type": "ddp", "bucket_cap": "1MiB"})") == expected);
+}
+
+TEST_CASE("fp16 gradients halve the bytes all-reduced and sent") {
+  const TrainingRun fp32 = run_training(cluster(4, 25, with(R"({"type": "ddp"})")));
+  const TrainingRun fp16 =
+      run_training(cluster(4, 25, with(R"({"type": "ddp"}, "precision": "fp16")")));
+  CHECK(fp32.jobs[0].gradient_bytes == 25'557'032ull * 4);
+  CHECK(fp16.jobs[0].gradient_bytes == 25'557'032ull * 2);
+  // Same buckets by bytes would differ; compare with one bucket each for the wire bytes.
+  const TrainingRun one32 = run_training(cluster(4, 25, with(R"({"type": "none"})")));
+  const TrainingRun one16 =
+      run_training(cluster(4, 25, with(R"({"type": "none"}, "precision": "fp16")")));
+  CHECK(one16.timing.bytes_sent * 2 == one32.timing.bytes_sent);
+  CHECK(one16.jobs[0].max_compute < one32.jobs[0].max_compute); // tensor cores
+}
+
+TEST_CASE("top-k at density d sends k (index, value) pairs per bucket to every other rank") {
+  const int p = 4;
+  for (double density : {0.001, 0.01, 0.1}) {
+    const TrainingRun run = run_training(
+        cluster(p, 25, with(R"({"type": "ddp"}, "compression": {"type": "topk", "density": )" +
+                            std::to_string(density) + "}")));
+    std::uint64_t expected = 0;
+    for (const PlannedCollective& c : run.plan->jobs[0].collectives) {
+      CHECK(c.call.algorithm == "topk");
+      const std::uint64_t n = c.call.bytes / 4;
+      const auto k = static_cast<std::uint64_t>(std::ceil(density * static_cast<double>(n)));
+      expected += std::uint64_t(p) * (p - 1) * k * (4 + 4); // ring all-gather of the pairs
+    }
+    INFO("density " << density);
+    CHECK(run.timing.bytes_sent == expected);
+  }
+}
+
+TEST_CASE("scaling efficiency rises with NIC bandwidth and with the per-GPU batch") {
+  double previous = 0;
+  for (double nic : {1.0, 5.0, 25.0, 100.0}) {
+    const double e =
+        run_training(cluster(8, nic, with(R"({"type": "ddp"})"))).jobs[0].scaling_efficiency;
+    INFO("NIC " << nic << " Gb/s: efficiency " << e);
+    CHECK(e > previous);
+    CHECK(e <= 1.0);
+    previous = e;
+  }
+  previous = 0;
+  for (int batch : {8, 16, 32, 64, 128}) {
+    const double e =
+        run_training(cluster(8, 5, R"("model": "resnet50", "batch_per_gpu": )" +
+                                       std::to_string(batch)))
+            .jobs[0]
+            .scaling_efficiency;
+    INFO("batch " << batch << ": efficiency " << e);
+    CHECK(e > previous);
+    previous = e;
+  }
+}
+
+TEST_CASE("heterogeneous: a slow GPU slows the synchronous step; speed-balanced batches recover") {
+  const std::string base = R"("model": "resnet50", "batch_per_gpu": 64, "framework": {"type": "ddp"})";
+  const JobIteration even = run_training(cluster(4, 100, base)).jobs[0];
+  const std::string slow = base + R"(, "speed": [1, 1, 1, 0.5])";
+  const JobIteration unbalanced = run_training(cluster(4, 100, slow)).jobs[0];
+  const TrainingRun balanced_run = run_training(cluster(4, 100, slow + R"(, "balance": true)"));
+  const JobIteration balanced = balanced_run.jobs[0];
+  CHECK(unbalanced.time > even.time * 1.5); // the slow GPU needs twice as long
+  // The fast GPUs wait for the slow one.
+  CHECK(unbalanced.gpus[0].idle > unbalanced.gpus[3].idle);
+  CHECK(balanced.time < unbalanced.time);
+  CHECK(balanced.samples_per_second > unbalanced.samples_per_second * 1.2);
+  CHECK(balanced.samples == unbalanced.samples); // same global batch
+  const std::vector<int>& batch = balanced_run.plan->jobs[0].spec.batch;
+  CHECK(batch[3] < batch[0]);
+  CHECK(batch[0] + batch[1] + batch[2] + batch[3] == 256);
+}
+
+TEST_CASE("the composed iteration computes the all-reduce of the whole gradient buffer") {
+  // A small user model so that the reference executor moves real numbers quickly; buckets of a
+  // few hundred bytes, each a ring, hierarchical or tree all-reduce re-emitted at its offsets.
+  auto tiny = std::make_shared<Model>();
+  tiny->name = "tiny";
+  for (int l = 0; l < 7; ++l)
+    tiny->layers.push_back(
+        {"l" + std::to_string(l), LayerKind::linear, std::uint64_t(37 + 11 * l), 1e3, 2e3, 64});
+  tiny->total_parameters = tiny->parameters();
+  for (const char* algorithm : {"ring", "hierarchical", "double_binary_tree", "rabenseifner"}) {
+    for (int channels : {1, 2}) {
+      if (channels == 2 && std::string(algorithm) == "rabenseifner") continue;
+      JobSpec job;
+      job.model = tiny;
+      job.gpus = {0, 1, 2, 3, 4, 5};
+      job.node_of_gpu = {0, 0, 0, 1, 1, 1};
+      job.gpu.assign(6, find_gpu("V100", "x"));
+      job.speed.assign(6, 1.0);
+      job.batch.assign(6, 4);
+      job.algorithm = algorithm;
+      job.params.channels = channels;
+      job.framework.first_bucket_bytes = 200;
+      job.framework.bucket_cap_bytes = 300;
+      auto plan = std::make_shared<const TrainingPlan>(plan_training({job}));
+      REQUIRE(plan->jobs[0].collectives.size() > 2);
+      const coll::Schedule schedule = iteration_schedule(plan);
+      const coll::CollectiveCall& call = plan->jobs[0].collectives[0].call;
+      CHECK(schedule.channels() ==
+            1 + coll::find_algorithm(call.op, call.algorithm)->channels(call));
+      const coll::ReferenceResult result = coll::run_reference(schedule);
+      INFO(algorithm << " channels " << channels << ": " << result.error);
+      CHECK(result.ok);
+    }
+  }
+}
+
+TEST_CASE("two jobs on disjoint GPUs run together and interfere only through the fabric") {
+  // Two 4-GPU jobs; their nodes share one switch. Alone, job 0 has the fabric to itself.
+  const std::string job = R"({"model": "resnet50", "batch_per_gpu": 32, "gpus": 4})";
+  const JobIteration alone = run_training(cluster(8, 10, R"("jobs": [)" + job + "]")).jobs[0];
+  const TrainingRun both = run_training(cluster(8, 10, R"("jobs": [)" + job + ", " + job + "]"));
+  REQUIRE(both.jobs.size() == 2);
+  CHECK(both.jobs[0].gpus.front().rank == 0);
+  CHECK(both.jobs[1].gpus.front().rank == 4);
+  // Each node has its own NIC on a non-blocking switch: no shared link, so no slowdown.
+  CHECK(both.jobs[0].time == alone.time);
+  CHECK(both.jobs[1].time == alone.time);
+}
