@@ -205,3 +205,15 @@ TEST_CASE("two jobs on disjoint GPUs run together and interfere only through the
   CHECK(both.jobs[0].time == alone.time);
   CHECK(both.jobs[1].time == alone.time);
 }
+
+TEST_CASE("two jobs whose GPUs share NICs slow each other down") {
+  // 4 nodes of 2 GPUs behind one NIC each: job 0 on the first GPU of every node, job 1 on the
+  // second, so every NIC carries both jobs' all-reduces.
+  const std::string a = R"({"model": "resnet50", "batch_per_gpu": 32, "gpus": [0, 2, 4, 6]})";
+  const std::string b = R"({"model": "resnet50", "batch_per_gpu": 32, "gpus": [1, 3, 5, 7]})";
+  const JobIteration alone = run_training(cluster(4, 10, R"("jobs": [)" + a + "]", 2)).jobs[0];
+  const TrainingRun both = run_training(cluster(4, 10, R"("jobs": [)" + a + ", " + b + "]", 2));
+  CHECK(both.jobs[0].time > alone.time);
+  CHECK(both.jobs[0].max_communication > alone.max_communication);
+  CHECK(both.jobs[1].time > alone.time);
+}
