@@ -5,6 +5,12 @@
       Prints, per scenario, a table of time per size for each algorithm, and writes a figure of
       bus bandwidth against size: one panel per scenario, one line per algorithm.
 
+  scripts/plot.py throughput TRAINING_REPORT.json... -o throughput.png
+      For reports of training workloads: prints, per scenario, samples/s and scaling efficiency
+      against the GPU count for each all-reduce algorithm, and writes a figure of throughput
+      against GPUs (one panel per scenario, one line per algorithm, the ideal linear scaling
+      dashed).
+
 Uses Debian's matplotlib: run it with /usr/bin/python3.
 """
 import argparse
@@ -83,13 +89,72 @@ def plot_busbw(grouped, output):
     print(f"\nwrote {output}")
 
 
+def training_points(reports):
+    """{scenario: {algorithm: [(gpus, samples/s, efficiency, single-GPU sum)]}} from job 0."""
+    points = collections.defaultdict(lambda: collections.defaultdict(list))
+    for report in reports:
+        if report.get("workload") != "training":
+            sys.exit(f"plot.py: error: report of {report.get('scenario')} is not a training report")
+        job = report["jobs"][0]
+        points[report["scenario"]][job["algorithm"]].append(
+            (job["gpus"], job["samples_per_second"], job["scaling_efficiency"],
+             job["single_gpu_samples_per_second"]))
+    for per_algorithm in points.values():
+        for rows in per_algorithm.values():
+            rows.sort()
+    return points
+
+
+def plot_throughput(points, output):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for scenario, per_algorithm in points.items():
+        print(f"\n{scenario}: samples/s (scaling efficiency)")
+        gpus = sorted({row[0] for rows in per_algorithm.values() for row in rows})
+        print(f"{'GPUs':>6}" + "".join(f"{a:>26}" for a in per_algorithm))
+        for n in gpus:
+            cells = []
+            for rows in per_algorithm.values():
+                row = next((r for r in rows if r[0] == n), None)
+                cells.append(f"{row[1]:.0f} ({row[2]:.2f})" if row else "-")
+            print(f"{n:>6}" + "".join(f"{c:>26}" for c in cells))
+    fig, axes = plt.subplots(1, len(points), figsize=(6.5 * len(points), 4.5), squeeze=False,
+                             sharey=True)
+    for axis, (scenario, per_algorithm) in zip(axes[0], points.items()):
+        ideal = None
+        for algorithm, rows in per_algorithm.items():
+            axis.plot([r[0] for r in rows], [r[1] for r in rows], marker="o", markersize=3,
+                      label=algorithm)
+            ideal = rows
+        axis.plot([r[0] for r in ideal], [r[3] for r in ideal], "k--", linewidth=1,
+                  label="linear (each GPU alone)")
+        axis.set_xscale("log", base=2)
+        axis.set_xlabel("GPUs")
+        axis.set_ylabel("samples/s")
+        axis.set_title(scenario, fontsize=9)
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(output, dpi=120)
+    print(f"\nwrote {output}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     busbw = sub.add_parser("busbw", help="busbw vs size per algorithm, one panel per scenario")
     busbw.add_argument("reports", nargs="+")
     busbw.add_argument("-o", "--output", default="busbw.png")
+    throughput = sub.add_parser("throughput", help="training samples/s vs GPUs per algorithm")
+    throughput.add_argument("reports", nargs="+")
+    throughput.add_argument("-o", "--output", default="throughput.png")
     args = parser.parse_args()
+    if args.command == "throughput":
+        plot_throughput(training_points(load(args.reports)), args.output)
+        return
     grouped = by_scenario(load(args.reports))
     print_tables(grouped)
     plot_busbw(grouped, args.output)
