@@ -92,8 +92,14 @@ LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precisi
   // weight gradients (about twice that).
   const double activations = static_cast<double>(layer.activation_bytes) * batch * element;
   const double weights = static_cast<double>(layer.parameters) * 4.0 * element;
-  const double forward_bytes = 2 * activations + weights;
-  const double backward_bytes = 4 * activations + 2 * weights;
+  double forward_bytes = 2 * activations + weights;
+  double backward_bytes = 4 * activations + 2 * weights;
+  if (layer.kind == LayerKind::embedding) {
+    // A lookup reads only the rows it returns; the backward pass of a dense (data-parallel)
+    // embedding writes a full-size gradient, a model-parallel (sparse) one only the rows.
+    forward_bytes = 2 * activations;
+    backward_bytes = 4 * activations + (layer.model_parallel ? 0 : weights);
+  }
   auto time = [&](double flops, double bytes) {
     const double compute = flops_rate > 0 ? flops * batch / flops_rate : 0;
     return seconds_to_ps(std::max(compute, bytes / memory_rate) / speed) + gpu.kernel_overhead;

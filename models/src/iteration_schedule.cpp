@@ -111,11 +111,12 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
   }
 }
 
-// How many steps communication channel `channel` of `rank` has (each collective's steps plus its
-// join), counted by pulling the generators once.
-std::uint32_t communication_steps(const JobPlan& job, int rank, int channel) {
+// How many steps communication channel `channel` of `rank` has up to the end of collective
+// `last` (each collective's steps plus its join), counted by pulling the generators once.
+std::uint32_t communication_steps(const JobPlan& job, int rank, int channel, std::size_t last) {
   std::uint32_t count = 0;
-  for (const PlannedCollective& c : job.collectives) {
+  for (std::size_t i = 0; i <= last && i < job.collectives.size(); ++i) {
+    const PlannedCollective& c = job.collectives[i];
     if (!has_program(c, channel)) continue;
     StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
     for (Step step; stream.next(step);) ++count;
@@ -137,10 +138,20 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_ind
     ++index;
     return step;
   };
-  for (std::size_t i = 0; i + 1 < profile.steps.size(); ++i)
-    co_yield next(compute_step(profile.steps[i].duration, kComputeChannel));
+  for (std::size_t i = 0; i + 1 < profile.steps.size(); ++i) {
+    const ComputeStep& step = profile.steps[i];
+    Step out = compute_step(step.duration, kComputeChannel);
+    if (step.wait_exchange >= 0) { // a model-parallel all-to-all (one channel) must be done
+      const int c = job.exchange_collective[static_cast<std::size_t>(step.wait_exchange)];
+      if (c >= 0) {
+        out.wait_channel = 1;
+        out.wait_step = communication_steps(job, rank, 1, static_cast<std::size_t>(c)) - 1;
+      }
+    }
+    co_yield next(out);
+  }
   for (int channel = 1; channel < channels; ++channel) {
-    const std::uint32_t steps = communication_steps(job, rank, channel);
+    const std::uint32_t steps = communication_steps(job, rank, channel, job.collectives.size());
     if (steps == 0) continue;
     Step wait = compute_step(0, kComputeChannel);
     wait.wait_channel = static_cast<std::uint16_t>(channel);

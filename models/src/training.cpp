@@ -58,11 +58,9 @@ std::vector<Group> by_size(const Model& model, const std::vector<int>& order, st
 // of its backward step in the last accumulation step.
 Picoseconds ready_time(const ComputeProfile& profile, int layer, int accumulation) {
   Picoseconds t = 0;
-  int pass = 0;
   for (const ComputeStep& step : profile.steps) {
     t += step.duration;
-    if (step.backward && step.layer == layer && pass == accumulation - 1) return t;
-    if (step.backward && step.layer == 0) ++pass;
+    if (step.backward && step.layer == layer && step.pass == accumulation - 1) return t;
   }
   return t;
 }
@@ -103,8 +101,27 @@ std::vector<Group> by_cycle(const Model& model, const std::vector<int>& order, s
   return groups;
 }
 
+// The consecutive model-parallel layers [first, last], or {-1, -1}.
+std::pair<int, int> model_parallel_range(const Model& model, const std::string& where) {
+  int first = -1, last = -1;
+  for (int l = 0; l < static_cast<int>(model.layers.size()); ++l) {
+    if (!model.layers[static_cast<std::size_t>(l)].model_parallel) continue;
+    if (first >= 0 && l != last + 1)
+      throw InputError(where, "model " + model.name + ": the model-parallel layers must be "
+                                                      "consecutive (layer " +
+                                  model.layers[static_cast<std::size_t>(l)].name + ")");
+    if (first < 0) first = l;
+    last = l;
+  }
+  if (last >= 0 && last + 1 >= static_cast<int>(model.layers.size()))
+    throw InputError(where, "model " + model.name +
+                                ": a data-parallel layer must follow the model-parallel ones");
+  return {first, last};
+}
+
 ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision,
-                            int batch, double speed, int accumulation) {
+                            int batch, double speed, int accumulation,
+                            std::pair<int, int> model_parallel) {
   ComputeProfile profile;
   profile.batch = batch;
   profile.speed = speed;
@@ -112,13 +129,26 @@ ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision pr
   for (const Layer& layer : model.layers)
     times.push_back(layer_times(layer, gpu, precision, batch, speed));
   const int layers = static_cast<int>(model.layers.size());
+  const int mp_last = model_parallel.second;
   for (int a = 0; a < accumulation; ++a) {
-    for (int l = 0; l < layers; ++l)
-      profile.steps.push_back({times[static_cast<std::size_t>(l)].forward, l, false});
-    for (int l = layers - 1; l >= 0; --l)
-      profile.steps.push_back({times[static_cast<std::size_t>(l)].backward, l, true});
+    for (int l = 0; l < layers; ++l) {
+      if (mp_last >= 0 && l == mp_last + 1) profile.steps.push_back({0, -1, false, a, 2 * a});
+      profile.steps.push_back({times[static_cast<std::size_t>(l)].forward, l, false, a, -1});
+    }
+    for (int l = layers - 1; l >= 0; --l) {
+      if (l == mp_last) profile.steps.push_back({0, -1, true, a, 2 * a + 1});
+      profile.steps.push_back({times[static_cast<std::size_t>(l)].backward, l, true, a, -1});
+    }
   }
-  profile.steps.push_back({optimizer_time(model.parameters(), gpu, precision, speed), -1, false});
+  // Model-parallel tables are updated sparsely: only the rows the batch touched.
+  std::uint64_t updated = model.dense_parameters();
+  for (const Layer& layer : model.layers)
+    if (layer.model_parallel)
+      updated += std::min<std::uint64_t>(layer.parameters, static_cast<std::uint64_t>(batch) *
+                                                               accumulation *
+                                                               layer.activation_bytes / 4);
+  profile.steps.push_back(
+      {optimizer_time(updated, gpu, precision, speed), -1, false, accumulation - 1, -1});
   for (const ComputeStep& step : profile.steps) profile.compute += step.duration;
   return profile;
 }
@@ -145,16 +175,60 @@ std::uint32_t cut_at(ComputeProfile& profile, Picoseconds tick) {
   return static_cast<std::uint32_t>(last_backward);
 }
 
-// The index of the backward step of `layer` in the last accumulation step.
-std::uint32_t backward_step(const ComputeProfile& profile, int layer, int accumulation) {
-  int pass = 0;
+// The index of the (last piece of the) step of `layer` in pass `pass`.
+std::uint32_t find_step(const ComputeProfile& profile, int layer, bool backward, int pass) {
+  std::uint32_t found = 0;
   for (std::size_t i = 0; i < profile.steps.size(); ++i) {
     const ComputeStep& step = profile.steps[i];
-    if (step.backward && step.layer == layer && pass == accumulation - 1)
-      return static_cast<std::uint32_t>(i);
-    if (step.backward && step.layer == 0) ++pass;
+    if (step.layer == layer && step.backward == backward && step.pass == pass &&
+        step.wait_exchange < 0)
+      found = static_cast<std::uint32_t>(i);
   }
-  return 0;
+  return found;
+}
+
+// The all-to-alls of the model-parallel layers, then every collective in stream order (by the
+// compute step each waits for).
+void add_exchanges(JobPlan& job, const JobSpec& spec, std::pair<int, int> model_parallel,
+                   const coll::CollectiveCall& base, int accumulation) {
+  const Model& model = *spec.model;
+  const int n = static_cast<int>(spec.gpus.size());
+  std::uint64_t activation = 0;
+  for (int l = model_parallel.first; l <= model_parallel.second; ++l)
+    activation += model.layers[static_cast<std::size_t>(l)].activation_bytes;
+  const std::uint64_t e = element_bytes(spec.precision);
+  const int batch = *std::max_element(spec.batch.begin(), spec.batch.end());
+  std::uint64_t elements = static_cast<std::uint64_t>(batch) * activation / 4;
+  elements = (elements + std::uint64_t(n) - 1) / std::uint64_t(n) * std::uint64_t(n);
+  std::vector<PlannedCollective> all = std::move(job.collectives);
+  const std::size_t buckets = all.size();
+  for (int a = 0; a < accumulation; ++a)
+    for (int direction = 0; direction < 2; ++direction) {
+      PlannedCollective c;
+      c.call.op = coll::Op::all_to_all;
+      c.call.ranks = n;
+      c.call.dtype = base.dtype;
+      c.call.algorithm = "pairwise";
+      c.call.bytes = elements * e;
+      c.first_layer = model_parallel.first;
+      c.last_layer = model_parallel.second;
+      for (const ComputeProfile& profile : job.profiles)
+        c.ready_step.push_back(direction == 0
+                                   ? find_step(profile, model_parallel.second, false, a)
+                                   : find_step(profile, model_parallel.second + 1, true, a));
+      all.push_back(std::move(c));
+    }
+  std::vector<std::size_t> order(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&all](std::size_t x, std::size_t y) {
+    return all[x].ready_step[0] < all[y].ready_step[0];
+  });
+  job.exchange_collective.assign(std::size_t(2 * accumulation), -1);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] >= buckets)
+      job.exchange_collective[order[i] - buckets] = static_cast<int>(i);
+    job.collectives.push_back(std::move(all[order[i]]));
+  }
 }
 
 void check_job(const JobSpec& job, const std::string& where) {
@@ -225,6 +299,7 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
     const Model& model = *spec.model;
     const int n = static_cast<int>(spec.gpus.size());
     const int accumulation = spec.framework.accumulation_steps;
+    const std::pair<int, int> model_parallel = model_parallel_range(model, where);
     // Profiles: one per distinct (GPU model, speed, batch).
     std::map<std::tuple<std::string, double, int>, int> index;
     for (int i = 0; i < n; ++i) {
@@ -234,7 +309,7 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
       if (added)
         job.profiles.push_back(make_profile(model, spec.gpu[std::size_t(i)], spec.precision,
                                             spec.batch[std::size_t(i)], spec.speed[std::size_t(i)],
-                                            accumulation));
+                                            accumulation, model_parallel));
       job.profile_of_gpu.push_back(it->second);
       job.samples_per_iteration += spec.batch[std::size_t(i)] * accumulation;
       const int g = spec.gpus[std::size_t(i)];
@@ -290,24 +365,28 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
       c.last_layer = group.last;
       for (ComputeProfile& profile : job.profiles)
         c.ready_step.push_back(group.tick >= 0 ? cut_at(profile, group.tick)
-                                               : backward_step(profile, group.first, accumulation));
+                                               : find_step(profile, group.first, true,
+                                                           accumulation - 1));
       offset += c.call.bytes;
       job.collectives.push_back(std::move(c));
     }
     job.gradient_bytes = offset;
+    if (model_parallel.first >= 0 && spec.communicate && n > 1)
+      add_exchanges(job, spec, model_parallel, base, accumulation);
     for (const PlannedCollective& c : job.collectives) {
       try {
         coll::check_call(c.call);
         const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
-        if (!algorithm) throw InputError("algorithm", "unknown all_reduce algorithm \"" +
-                                                          c.call.algorithm + "\"");
+        if (!algorithm)
+          throw InputError("algorithm", "unknown " + std::string(coll::to_string(c.call.op)) +
+                                            " algorithm \"" + c.call.algorithm + "\"");
         algorithm->check(c.call);
         if (algorithm->total_ranks(c.call) != n)
           throw InputError("algorithm", "dedicated parameter servers need GPUs of their own; "
                                         "use colocated servers (dedicated_servers false)");
       } catch (const InputError& error) {
-        throw InputError(where, "the gradient all-reduce of " + format_bytes(c.call.bytes) +
-                                    " cannot run: " + error.what());
+        throw InputError(where, "the " + std::string(coll::to_string(c.call.op)) + " of " +
+                                    format_bytes(c.call.bytes) + " cannot run: " + error.what());
       }
     }
     job.spec = std::move(spec);

@@ -217,3 +217,44 @@ TEST_CASE("two jobs whose GPUs share NICs slow each other down") {
   CHECK(both.jobs[0].max_communication > alone.max_communication);
   CHECK(both.jobs[1].time > alone.time);
 }
+
+TEST_CASE("DLRM: the embedding tables are exchanged by all-to-all, the MLPs all-reduced") {
+  const int p = 4;
+  const TrainingRun run =
+      run_training(cluster(p, 25, R"("model": "dlrm", "batch_per_gpu": 256,
+                                      "framework": {"type": "none"})"));
+  const JobPlan& job = run.plan->jobs[0];
+  // Stream order: forward all-to-all, backward all-to-all, then (no overlap) the all-reduce.
+  REQUIRE(job.collectives.size() == 3);
+  CHECK(job.collectives[0].call.op == coll::Op::all_to_all);
+  CHECK(job.collectives[1].call.op == coll::Op::all_to_all);
+  CHECK(job.collectives[2].call.op == coll::Op::all_reduce);
+  CHECK(job.gradient_bytes == 475'985ull * 4); // the dense MLPs only
+  // 256 samples x 26 tables x 16 floats per GPU, each GPU keeping its own quarter.
+  const std::uint64_t exchange = 256ull * 26 * 16 * 4;
+  CHECK(job.collectives[0].call.bytes == exchange);
+  // Wire bytes: two all-to-alls ((p-1)/p of the buffer leaves each GPU) and one flat ring
+  // (2(p-1)/p of the gradients per GPU).
+  CHECK(run.timing.bytes_sent ==
+        p * (2 * exchange * (p - 1) / p + 2 * (p - 1) * (475'985ull * 4 / p)));
+  // The interaction layer waits for the forward exchange: communication is exposed.
+  CHECK(run.jobs[0].max_exposed > 0);
+}
+
+TEST_CASE("Horovod fusion: a longer cycle or a bigger threshold fuses into fewer all-reduces") {
+  auto collectives = [](const std::string& framework) {
+    return run_training(cluster(4, 25, with(framework))).jobs[0].collectives;
+  };
+  const int fast = collectives(R"({"type": "horovod", "cycle_time_ms": 0.5})");
+  const int slow = collectives(R"({"type": "horovod", "cycle_time_ms": 20})");
+  CHECK(slow < fast);
+  // One cycle longer than the whole backward pass: everything is ready at the first tick and
+  // fused into groups of at most the threshold (97.5 MiB of ResNet-50 gradients).
+  CHECK(collectives(R"({"type": "horovod", "cycle_time_ms": 1000})") == 2); // 64 MiB threshold
+  CHECK(collectives(R"({"type": "horovod", "cycle_time_ms": 1000,
+                        "fusion_threshold": "128MiB"})") == 1);
+  const JobIteration h = run_training(cluster(4, 25, with(R"({"type": "horovod"})"))).jobs[0];
+  CHECK(h.max_exposed >= 0);
+  CHECK(h.max_exposed <=
+        run_training(cluster(4, 25, with(R"({"type": "none"})"))).jobs[0].max_exposed);
+}

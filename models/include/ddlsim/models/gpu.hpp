@@ -54,7 +54,8 @@ struct LayerTimes {
 LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precision, int batch,
                        double speed);
 // The optimizer step over `parameters` (SGD with momentum / Adam are memory-bound: about 16
-// bytes read and written per fp32 parameter, 20 with fp16 master weights).
+// bytes read and written per fp32 parameter, 20 with fp16 master weights). For model-parallel
+// embedding tables the caller passes only the rows a batch touches (sparse updates).
 Picoseconds optimizer_time(std::uint64_t parameters, const GpuSpec& gpu, Precision precision,
                            double speed);
 

@@ -19,6 +19,12 @@
 //  none:         no overlap: one all-reduce of every gradient after the whole backward pass.
 // accumulation_steps k > 1 runs k forward+backward passes, communicating only in the last (DDP's
 // no_sync for the first k-1), so the samples of one iteration are k x batch per GPU.
+// Model-parallel layers (consecutive, followed by at least one data-parallel layer, as DLRM's
+// embedding tables) are not all-reduced: with table-wise sharding each GPU looks its tables up
+// for the whole global batch, so an all-to-all ("pairwise") of batch x their activation bytes per
+// GPU delivers every GPU its samples' vectors after their forward pass, and one of the same size
+// returns the gradients before their backward pass; the next layer (forward) and the tables'
+// backward wait for them.
 #pragma once
 
 #include "ddlsim/collectives/call.hpp"
@@ -81,8 +87,12 @@ struct PlannedCollective {
 // The compute program of GPUs with the same (GPU, speed, batch): its steps in order.
 struct ComputeStep {
   Picoseconds duration = 0;
-  int layer = -1;      // -1: the optimizer
+  int layer = -1; // -1: the optimizer (or a wait marker)
   bool backward = false;
+  int pass = 0; // accumulation step
+  // >= 0: a zero-duration marker that waits for the end of model-parallel exchange number
+  // `wait_exchange` (JobPlan::exchange_collective) before the next layer may run.
+  int wait_exchange = -1;
 };
 struct ComputeProfile {
   std::vector<ComputeStep> steps; // all accumulation steps, then the optimizer is appended
@@ -97,6 +107,10 @@ struct JobPlan {
   std::vector<ComputeProfile> profiles;
   std::vector<int> profile_of_gpu;            // per GPU of the job
   std::uint64_t gradient_bytes = 0;           // all buckets together
+  // Model-parallel layers (DLRM's embedding tables): their outputs are exchanged by an
+  // all-to-all after their forward pass and their gradients by one before their backward pass,
+  // in every accumulation step; exchange 2a is the forward one of step a, 2a+1 the backward one.
+  std::vector<int> exchange_collective; // exchange -> index in collectives
   int samples_per_iteration = 0;              // sum of batches x accumulation steps
 };
 
