@@ -69,5 +69,18 @@ check "schedule --check proves a ring correct" bash -c \
 check "schedule --json dumps a loadable schedule" bash -c \
   "'$ddlsim' schedule --algo rabenseifner --ranks 6 --bytes 1KiB --json '$work/s.json' >/dev/null && /usr/bin/python3 -c \"import json; json.load(open('$work/s.json'))\""
 
+# Training workloads: the iteration table, a deterministic report, a trace with both streams.
+training="$scenarios/resnet50-cloud-vs-dgx.json"
+check "a training run prints samples/s and efficiency" bash -c \
+  "'$ddlsim' run '$training' | grep -q 'iteration(ms).*compute(ms).*comm(ms).*exposed(ms).*idle(ms).*samples/s.*efficiency'"
+check "training reports are byte-identical" bash -c \
+  "'$ddlsim' run '$training' --json '$work/t1.json' >/dev/null && '$ddlsim' run '$training' --json '$work/t2.json' >/dev/null && cmp '$work/t1.json' '$work/t2.json'"
+check "a training trace has compute and communication tracks" bash -c \
+  "'$ddlsim' run '$training' --trace '$work/tt.json' >/dev/null && /usr/bin/python3 -c \"import json; d=json.load(open('$work/tt.json')); ch={e['args']['channel'] for e in d['traceEvents'] if e['ph']=='X'}; assert 0 in ch and 1 in ch\""
+cat >"$work/badmodel.json" <<'JSON'
+{"include": "cloud-v100-25g", "workload": {"type": "training", "model": "resnet5", "batch_per_gpu": 32}}
+JSON
+check "an unknown model names the key and the nearest" expect_error 2 'did you mean "resnet50"' run "$work/badmodel.json"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
