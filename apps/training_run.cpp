@@ -97,7 +97,9 @@ void print_gpus(const models::JobIteration& it, std::ostream& out) {
 
 Json to_json(const Scenario& scenario, const std::string& label,
              const std::vector<models::JobIteration>& jobs) {
-  Json report = {{"scenario", label}, {"engine", scenario.engine.type}, {"seed", scenario.seed},
+  Json report = {{"scenario", label},
+                 {"engine", scenario.engine.type},
+                 {"seed", scenario.seed},
                  {"workload", "training"}};
   Json list = Json::array();
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -169,10 +171,9 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
   for (const models::JobIteration& it : jobs) {
     char line[256];
     std::snprintf(line, sizeof line, "%-10s %5zu %14s %12s %9s %12s %9s %10s %21s %10s\n",
-                  it.name.c_str(), it.gpus.size(), ms(it.time).c_str(),
-                  ms(it.max_compute).c_str(), ms(it.max_communication).c_str(),
-                  ms(it.max_exposed).c_str(), ms(it.max_idle).c_str(),
-                  fixed(it.samples_per_second, 1).c_str(),
+                  it.name.c_str(), it.gpus.size(), ms(it.time).c_str(), ms(it.max_compute).c_str(),
+                  ms(it.max_communication).c_str(), ms(it.max_exposed).c_str(),
+                  ms(it.max_idle).c_str(), fixed(it.samples_per_second, 1).c_str(),
                   fixed(it.single_gpu_samples_per_second, 1).c_str(),
                   fixed(it.scaling_efficiency, 3).c_str());
     out << line;
@@ -185,8 +186,7 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
     if (training.dataset_samples > 0)
       out << "#   time to train " << fixed(training.epochs, 2) << " epochs of "
           << training.dataset_samples << " samples: "
-          << duration_text(it.seconds_to_train(training.epochs, training.dataset_samples))
-          << "\n";
+          << duration_text(it.seconds_to_train(training.epochs, training.dataset_samples)) << "\n";
     print_gpus(it, out);
   }
   if (!json_path.empty()) {

@@ -45,9 +45,12 @@ GpuSpec make(std::string name, double fp32_tflops, double fp16_tflops, double me
 //    tensor, 1,555 GB/s for 40 GB, 2,039 GB/s for 80 GB (NVIDIA A100 datasheet).
 //  H100 SXM5: 67 TFLOPS FP32, 989 FP16 tensor, 3,350 GB/s (NVIDIA H100 datasheet).
 std::vector<GpuSpec> presets() {
-  return {make("P100", 10.6, 21.2, 732),     make("P40", 12.0, 12.0, 346),
-          make("V100", 15.7, 125.0, 900),    make("A10G", 31.2, 70.0, 600),
-          make("A100-SXM4-80GB", 19.5, 312.0, 2039), make("A100", 19.5, 312.0, 1555),
+  return {make("P100", 10.6, 21.2, 732),
+          make("P40", 12.0, 12.0, 346),
+          make("V100", 15.7, 125.0, 900),
+          make("A10G", 31.2, 70.0, 600),
+          make("A100-SXM4-80GB", 19.5, 312.0, 2039),
+          make("A100", 19.5, 312.0, 1555),
           make("H100", 67.0, 989.0, 3350)};
 }
 
@@ -83,8 +86,8 @@ LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precisi
                        double speed) {
   const bool half = precision == Precision::fp16;
   const std::size_t kind = static_cast<std::size_t>(layer.kind);
-  const double flops_rate =
-      half ? gpu.fp16_flops * gpu.fp16_efficiency[kind] : gpu.fp32_flops * gpu.fp32_efficiency[kind];
+  const double flops_rate = half ? gpu.fp16_flops * gpu.fp16_efficiency[kind]
+                                 : gpu.fp32_flops * gpu.fp32_efficiency[kind];
   const double memory_rate = gpu.memory_bytes_per_second * gpu.memory_efficiency;
   const double element = half ? 0.5 : 1.0; // activation bytes are stored for fp32
   // Forward reads the input and writes the output (about two activations) and reads the

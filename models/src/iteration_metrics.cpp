@@ -86,8 +86,7 @@ std::vector<JobIteration> summarize_iteration(const TrainingPlan& plan,
       it.max_exposed = std::max(it.max_exposed, gpu.exposed);
       it.max_idle = std::max(it.max_idle, gpu.idle);
       it.gpus.push_back(gpu);
-      const ComputeProfile& profile =
-          job.profiles[static_cast<std::size_t>(job.profile_of_gpu[l])];
+      const ComputeProfile& profile = job.profiles[static_cast<std::size_t>(job.profile_of_gpu[l])];
       it.single_gpu_samples_per_second +=
           profile.batch * job.spec.framework.accumulation_steps / ps_to_seconds(profile.compute);
     }

@@ -55,7 +55,8 @@ struct Offsets {
 
 const coll::Algorithm& algorithm_of(const PlannedCollective& c) {
   const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
-  if (!algorithm) throw std::logic_error("training schedule: unplanned algorithm " + c.call.algorithm);
+  if (!algorithm)
+    throw std::logic_error("training schedule: unplanned algorithm " + c.call.algorithm);
   return *algorithm;
 }
 
@@ -64,8 +65,8 @@ bool has_program(const PlannedCollective& c, int channel) {
 }
 
 // Communication channel `channel` (>= 1) of local rank `rank` of `job`.
-StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index,
-                                 int rank, int channel) {
+StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
+                                 int channel) {
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
   const int profile = job.profile_of_gpu[static_cast<std::size_t>(rank)];
   std::uint32_t index = 0;
@@ -128,8 +129,7 @@ std::uint32_t communication_steps(const JobPlan& job, int rank, int channel, std
 StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
                            int channels) {
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
-  const ComputeProfile& profile =
-      job.profiles[job.profile_of_gpu[static_cast<std::size_t>(rank)]];
+  const ComputeProfile& profile = job.profiles[job.profile_of_gpu[static_cast<std::size_t>(rank)]];
   // The GPU runs one kernel at a time: each step depends on the one before (in-order issue alone
   // would only order their starts).
   std::uint32_t index = 0;
@@ -194,7 +194,7 @@ public:
     Offsets total;
     for (const PlannedCollective& c : plan_->jobs[static_cast<std::size_t>(j)].collectives)
       total.advance(algorithm_of(c), c.call, local);
-    return buffer == Buffer::input ? total.input
+    return buffer == Buffer::input    ? total.input
            : buffer == Buffer::output ? total.output
                                       : total.scratch;
   }

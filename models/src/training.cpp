@@ -107,8 +107,9 @@ std::pair<int, int> model_parallel_range(const Model& model, const std::string& 
   for (int l = 0; l < static_cast<int>(model.layers.size()); ++l) {
     if (!model.layers[static_cast<std::size_t>(l)].model_parallel) continue;
     if (first >= 0 && l != last + 1)
-      throw InputError(where, "model " + model.name + ": the model-parallel layers must be "
-                                                      "consecutive (layer " +
+      throw InputError(where, "model " + model.name +
+                                  ": the model-parallel layers must be "
+                                  "consecutive (layer " +
                                   model.layers[static_cast<std::size_t>(l)].name + ")");
     if (first < 0) first = l;
     last = l;
@@ -119,9 +120,8 @@ std::pair<int, int> model_parallel_range(const Model& model, const std::string& 
   return {first, last};
 }
 
-ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision,
-                            int batch, double speed, int accumulation,
-                            std::pair<int, int> model_parallel) {
+ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision, int batch,
+                            double speed, int accumulation, std::pair<int, int> model_parallel) {
   ComputeProfile profile;
   profile.batch = batch;
   profile.speed = speed;
@@ -144,9 +144,9 @@ ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision pr
   std::uint64_t updated = model.dense_parameters();
   for (const Layer& layer : model.layers)
     if (layer.model_parallel)
-      updated += std::min<std::uint64_t>(layer.parameters, static_cast<std::uint64_t>(batch) *
-                                                               accumulation *
-                                                               layer.activation_bytes / 4);
+      updated +=
+          std::min<std::uint64_t>(layer.parameters, static_cast<std::uint64_t>(batch) *
+                                                        accumulation * layer.activation_bytes / 4);
   profile.steps.push_back(
       {optimizer_time(updated, gpu, precision, speed), -1, false, accumulation - 1, -1});
   for (const ComputeStep& step : profile.steps) profile.compute += step.duration;
@@ -225,8 +225,7 @@ void add_exchanges(JobPlan& job, const JobSpec& spec, std::pair<int, int> model_
   });
   job.exchange_collective.assign(std::size_t(2 * accumulation), -1);
   for (std::size_t i = 0; i < order.size(); ++i) {
-    if (order[i] >= buckets)
-      job.exchange_collective[order[i] - buckets] = static_cast<int>(i);
+    if (order[i] >= buckets) job.exchange_collective[order[i] - buckets] = static_cast<int>(i);
     job.collectives.push_back(std::move(all[order[i]]));
   }
 }
@@ -238,7 +237,8 @@ void check_job(const JobSpec& job, const std::string& where) {
   if (job.gpu.size() != n || job.speed.size() != n || job.batch.size() != n ||
       job.node_of_gpu.size() != n)
     throw InputError(where, "per-GPU lists (gpu model, speed, batch, node) must have one entry "
-                            "per GPU of the job (" + std::to_string(n) + ")");
+                            "per GPU of the job (" +
+                                std::to_string(n) + ")");
   for (std::size_t i = 0; i < n; ++i) {
     if (job.batch[i] < 1) throw InputError(where, "every GPU needs a batch of at least 1");
     if (!(job.speed[i] > 0)) throw InputError(where, "every GPU speed must be positive");
@@ -364,9 +364,9 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
       c.first_layer = group.first;
       c.last_layer = group.last;
       for (ComputeProfile& profile : job.profiles)
-        c.ready_step.push_back(group.tick >= 0 ? cut_at(profile, group.tick)
-                                               : find_step(profile, group.first, true,
-                                                           accumulation - 1));
+        c.ready_step.push_back(group.tick >= 0
+                                   ? cut_at(profile, group.tick)
+                                   : find_step(profile, group.first, true, accumulation - 1));
       offset += c.call.bytes;
       job.collectives.push_back(std::move(c));
     }

@@ -9,8 +9,8 @@
 namespace ddlsim::models {
 namespace {
 
-constexpr std::array kKinds{LayerKind::conv,      LayerKind::linear, LayerKind::attention,
-                            LayerKind::norm,      LayerKind::embedding, LayerKind::pool,
+constexpr std::array kKinds{LayerKind::conv,       LayerKind::linear,    LayerKind::attention,
+                            LayerKind::norm,       LayerKind::embedding, LayerKind::pool,
                             LayerKind::elementwise};
 
 constexpr double kMaxFlops = 1e18;
@@ -25,7 +25,8 @@ Layer parse_layer(const JsonValue& value) {
   const std::string kind = object.required("kind").choice(kinds);
   for (LayerKind k : kKinds)
     if (to_string(k) == kind) layer.kind = k;
-  layer.parameters = static_cast<std::uint64_t>(object.required("parameters").integer(0, kMaxCount));
+  layer.parameters =
+      static_cast<std::uint64_t>(object.required("parameters").integer(0, kMaxCount));
   layer.forward_flops = object.required("forward_flops").number(0, kMaxFlops);
   layer.backward_flops = object.required("backward_flops").number(0, kMaxFlops);
   layer.activation_bytes =
@@ -109,8 +110,8 @@ Model load_model(const std::string& name_or_path, const std::filesystem::path& b
     return parse_model_from(parse_json_text(*text, "zoo model " + name_or_path),
                             "zoo model " + name_or_path);
   const std::filesystem::path path = base_dir / name_or_path;
-  const bool looks_like_file = name_or_path.find('/') != std::string::npos ||
-                               name_or_path.ends_with(".json");
+  const bool looks_like_file =
+      name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
   if (!looks_like_file || !std::filesystem::exists(path)) {
     const std::vector<std::string> names = detail::bundled_model_names();
     throw InputError(where, "unknown model \"" + name_or_path + "\"" +

@@ -112,7 +112,8 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   if (auto v = root.optional("name")) scenario.name = v->string();
   if (auto v = root.optional("description")) scenario.description = v->string();
   scenario.topology = topo::parse_cluster_spec(root.required("topology"));
-  scenario.workload = detail::parse_workload(root.required("workload"), scenario.topology, base_dir);
+  scenario.workload =
+      detail::parse_workload(root.required("workload"), scenario.topology, base_dir);
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);
   if (auto v = root.optional("output")) scenario.output = parse_output(*v);
   if (auto v = root.optional("seed"))

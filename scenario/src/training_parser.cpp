@@ -13,10 +13,14 @@ namespace ddlsim::detail {
 namespace {
 
 // The keys of one job; a workload without "jobs" holds them itself.
-constexpr std::array kJobKeys{"name",        "model",        "gpus",        "gpu",
-                              "batch_per_gpu", "speed",      "balance",     "precision",
-                              "framework",   "algorithm",    "params",      "compression",
-                              "adasum",      "parameter_servers", "communicate"};
+constexpr std::array kJobKeys{"name",          "model",
+                              "gpus",          "gpu",
+                              "batch_per_gpu", "speed",
+                              "balance",       "precision",
+                              "framework",     "algorithm",
+                              "params",        "compression",
+                              "adasum",        "parameter_servers",
+                              "communicate"};
 
 struct ClusterGpus {
   std::vector<std::string> model; // per global rank
@@ -63,8 +67,8 @@ models::GpuSpec parse_gpu(const JsonValue& value) {
   for (const char* precision : {"fp32_efficiency", "fp16_efficiency"}) {
     auto v = object.optional(precision);
     if (!v) continue;
-    auto& table = std::string(precision) == "fp32_efficiency" ? gpu.fp32_efficiency
-                                                               : gpu.fp16_efficiency;
+    auto& table =
+        std::string(precision) == "fp32_efficiency" ? gpu.fp32_efficiency : gpu.fp16_efficiency;
     JsonObject kinds = v->object();
     for (std::size_t k = 0; k < models::kLayerKinds; ++k)
       if (auto e = kinds.optional(models::to_string(static_cast<models::LayerKind>(k))))
@@ -136,8 +140,8 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vect
       object.required("model").fail(what);
     }
     for (int r = next_free; r < next_free + count; ++r) {
-      if (used[std::size_t(r)]) throw InputError(object.path() + "/gpus", "GPU " +
-                                                 std::to_string(r) + " is already used");
+      if (used[std::size_t(r)])
+        throw InputError(object.path() + "/gpus", "GPU " + std::to_string(r) + " is already used");
       used[std::size_t(r)] = 1;
       job.gpus.push_back(r);
     }
@@ -157,9 +161,8 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vect
   if (auto v = object.optional("speed"))
     job.speed = per_gpu<double>(*v, n, [](const JsonValue& x) { return x.positive_number(1e3); });
   const JsonValue batch = object.required("batch_per_gpu");
-  job.batch = per_gpu<int>(batch, n, [](const JsonValue& x) {
-    return static_cast<int>(x.integer(1, 1 << 20));
-  });
+  job.batch = per_gpu<int>(
+      batch, n, [](const JsonValue& x) { return static_cast<int>(x.integer(1, 1 << 20)); });
   if (auto v = object.optional("precision"))
     job.precision = v->choice(std::vector<std::string>{"fp32", "fp16"}) == "fp16"
                         ? models::Precision::fp16
@@ -181,8 +184,8 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vect
       return;
     }
     if (std::find(allowed.begin(), allowed.end(), job.algorithm) == allowed.end())
-      algorithm->fail("\"" + job.algorithm + "\" cannot do what " + where.path() +
-                      " asks; use " + join_choices(allowed) + " or remove \"algorithm\"");
+      algorithm->fail("\"" + job.algorithm + "\" cannot do what " + where.path() + " asks; use " +
+                      join_choices(allowed) + " or remove \"algorithm\"");
   };
   if (auto v = object.optional("compression")) {
     JsonObject c = v->object();

@@ -21,8 +21,7 @@ std::string with(const std::string& framework) {
 
 TEST_CASE("with communication off the iteration is exactly the sum of the compute steps") {
   for (int nodes : {1, 4}) {
-    const TrainingRun run =
-        run_training(cluster(nodes, 25, kResnet + R"(, "communicate": false)"));
+    const TrainingRun run = run_training(cluster(nodes, 25, kResnet + R"(, "communicate": false)"));
     REQUIRE(run.jobs.size() == 1);
     const JobIteration& it = run.jobs.front();
     const ComputeProfile& profile = run.plan->jobs[0].profiles[0];
@@ -66,8 +65,7 @@ TEST_CASE("DDP bucket cap: the number of collectives follows PyTorch's bucket as
   // Monotonic: a bigger cap never makes more collectives.
   int previous = 1 << 30;
   for (const char* cap : {"1MiB", "4MiB", "25MiB", "50MiB", "100MiB"}) {
-    const int count =
-        collectives(std::string(R"({"type": "ddp", "bucket_cap": ")") + cap + "\"}");
+    const int count = collectives(std::string(R"({"type": "ddp", "bucket_cap": ")") + cap + "\"}");
     CHECK(count <= previous);
     previous = count;
   }
@@ -102,8 +100,9 @@ TEST_CASE("top-k at density d sends k (index, value) pairs per bucket to every o
   const int p = 4;
   for (double density : {0.001, 0.01, 0.1}) {
     const TrainingRun run = run_training(
-        cluster(p, 25, with(R"({"type": "ddp"}, "compression": {"type": "topk", "density": )" +
-                            std::to_string(density) + "}")));
+        cluster(p, 25,
+                with(R"({"type": "ddp"}, "compression": {"type": "topk", "density": )" +
+                     std::to_string(density) + "}")));
     std::uint64_t expected = 0;
     for (const PlannedCollective& c : run.plan->jobs[0].collectives) {
       CHECK(c.call.algorithm == "topk");
@@ -129,8 +128,8 @@ TEST_CASE("scaling efficiency rises with NIC bandwidth and with the per-GPU batc
   previous = 0;
   for (int batch : {8, 16, 32, 64, 128}) {
     const double e =
-        run_training(cluster(8, 5, R"("model": "resnet50", "batch_per_gpu": )" +
-                                       std::to_string(batch)))
+        run_training(
+            cluster(8, 5, R"("model": "resnet50", "batch_per_gpu": )" + std::to_string(batch)))
             .jobs[0]
             .scaling_efficiency;
     INFO("batch " << batch << ": efficiency " << e);
@@ -140,7 +139,8 @@ TEST_CASE("scaling efficiency rises with NIC bandwidth and with the per-GPU batc
 }
 
 TEST_CASE("heterogeneous: a slow GPU slows the synchronous step; speed-balanced batches recover") {
-  const std::string base = R"("model": "resnet50", "batch_per_gpu": 64, "framework": {"type": "ddp"})";
+  const std::string base =
+      R"("model": "resnet50", "batch_per_gpu": 64, "framework": {"type": "ddp"})";
   const JobIteration even = run_training(cluster(4, 100, base)).jobs[0];
   const std::string slow = base + R"(, "speed": [1, 1, 1, 0.5])";
   const JobIteration unbalanced = run_training(cluster(4, 100, slow)).jobs[0];
@@ -220,8 +220,7 @@ TEST_CASE("two jobs whose GPUs share NICs slow each other down") {
 
 TEST_CASE("DLRM: the embedding tables are exchanged by all-to-all, the MLPs all-reduced") {
   const int p = 4;
-  const TrainingRun run =
-      run_training(cluster(p, 25, R"("model": "dlrm", "batch_per_gpu": 256,
+  const TrainingRun run = run_training(cluster(p, 25, R"("model": "dlrm", "batch_per_gpu": 256,
                                       "framework": {"type": "none"})"));
   const JobPlan& job = run.plan->jobs[0];
   // Stream order: forward all-to-all, backward all-to-all, then (no overlap) the all-reduce.

@@ -45,10 +45,9 @@ inline TrainingRun run_training(const std::string& text) {
 // A cluster of `nodes` nodes of `gpus` V100 on NVLink (cube mesh needs 8) with one NIC of
 // `nic_gbps` each on one switch, and a training workload whose keys are `workload` (JSON
 // members without braces, after "type": "training").
-inline std::string cluster(int nodes, double nic_gbps, const std::string& workload,
-                           int gpus = 1) {
-  return R"({"topology": {"nodes": [{"count": )" + std::to_string(nodes) +
-         R"(, "gpus": )" + std::to_string(gpus) +
+inline std::string cluster(int nodes, double nic_gbps, const std::string& workload, int gpus = 1) {
+  return R"({"topology": {"nodes": [{"count": )" + std::to_string(nodes) + R"(, "gpus": )" +
+         std::to_string(gpus) +
          R"(, "gpu_model": "V100-SXM2-16GB", "intra": "pcie_only", "pcie_bandwidth_gbps": 128,
          "nics": 1, "nic_bandwidth_gbps": )" +
          std::to_string(nic_gbps) +

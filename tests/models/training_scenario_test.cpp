@@ -81,9 +81,8 @@ TEST_CASE("compression, adasum and parameter servers pick their algorithms") {
         R"("parameter_servers": 2)", R"("framework": {"type": "horovod"})",
         R"("framework": {"type": "gradientflow", "lazy_threshold": "8MiB"})",
         R"("framework": {"type": "ddp", "accumulation_steps": 2})"}) {
-    const TrainingRun run =
-        run_training(cluster(4, 25, R"("model": "resnet50", "batch_per_gpu": 8, )" +
-                                        std::string(extra)));
+    const TrainingRun run = run_training(
+        cluster(4, 25, R"("model": "resnet50", "batch_per_gpu": 8, )" + std::string(extra)));
     INFO(extra);
     CHECK(run.jobs[0].time > 0);
     CHECK(run.jobs[0].collectives > 0);

@@ -14,11 +14,10 @@ TEST_CASE("every bundled model's layers add up to the published parameter count"
   // torchvision for the CNNs; Hugging Face BertModel (with pooler) and GPT2Model (lm_head tied);
   // Transformer base and DLRM derived in scripts/gen_zoo.py (see their "convention").
   const std::vector<std::pair<std::string, std::uint64_t>> published{
-      {"alexnet", 61'100'840},          {"vgg16", 138'357'544},
-      {"resnet50", 25'557'032},         {"resnet101", 44'549'160},
-      {"inception_v3", 27'161'264},     {"bert_base", 109'482'240},
-      {"bert_large", 335'141'888},      {"gpt2_medium", 354'823'168},
-      {"transformer_base", 63'082'496}, {"dlrm", 540'677'217}};
+      {"alexnet", 61'100'840},     {"vgg16", 138'357'544},       {"resnet50", 25'557'032},
+      {"resnet101", 44'549'160},   {"inception_v3", 27'161'264}, {"bert_base", 109'482'240},
+      {"bert_large", 335'141'888}, {"gpt2_medium", 354'823'168}, {"transformer_base", 63'082'496},
+      {"dlrm", 540'677'217}};
   CHECK(zoo_model_names().size() == published.size());
   for (const auto& [name, count] : published) {
     const Model model = load_model(name, ".", "/workload/model");

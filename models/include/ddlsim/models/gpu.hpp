@@ -24,13 +24,13 @@ std::string_view to_string(Precision precision);
 
 struct GpuSpec {
   std::string name;
-  double fp32_flops = 0;             // peak FP32 (CUDA cores), FLOP/s
-  double fp16_flops = 0;             // peak FP16 with tensor cores (dense), FLOP/s
+  double fp32_flops = 0;              // peak FP32 (CUDA cores), FLOP/s
+  double fp16_flops = 0;              // peak FP16 with tensor cores (dense), FLOP/s
   double memory_bytes_per_second = 0; // HBM / GDDR datasheet bandwidth
   // Fraction of the FLOP peak each layer kind reaches, indexed by LayerKind, per precision.
   std::array<double, kLayerKinds> fp32_efficiency{};
   std::array<double, kLayerKinds> fp16_efficiency{};
-  double memory_efficiency = 0.8; // fraction of the memory bandwidth streaming kernels reach
+  double memory_efficiency = 0.8;  // fraction of the memory bandwidth streaming kernels reach
   Picoseconds kernel_overhead = 0; // per layer and pass (launch and framework dispatch)
   // Collective local steps: reduction (reads 2, writes 1 byte per byte) and top-k selection.
   double reduce_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 3; }

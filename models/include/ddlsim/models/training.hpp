@@ -45,11 +45,11 @@ std::string_view to_string(Compression compression);
 
 struct FrameworkSpec {
   Framework type = Framework::ddp;
-  std::uint64_t bucket_cap_bytes = 25ull << 20;   // ddp
-  std::uint64_t first_bucket_bytes = 1ull << 20;  // ddp
+  std::uint64_t bucket_cap_bytes = 25ull << 20;       // ddp
+  std::uint64_t first_bucket_bytes = 1ull << 20;      // ddp
   std::uint64_t fusion_threshold_bytes = 64ull << 20; // horovod (HOROVOD_FUSION_THRESHOLD)
-  Picoseconds cycle_time = 1 * 1'000'000'000;     // horovod: 1 ms (HOROVOD_CYCLE_TIME default)
-  std::uint64_t lazy_threshold_bytes = 32ull << 20; // gradientflow
+  Picoseconds cycle_time = 1 * 1'000'000'000;         // horovod: 1 ms (HOROVOD_CYCLE_TIME default)
+  std::uint64_t lazy_threshold_bytes = 32ull << 20;   // gradientflow
   int accumulation_steps = 1;
 };
 
@@ -58,23 +58,23 @@ struct FrameworkSpec {
 struct JobSpec {
   std::string name;
   std::shared_ptr<const Model> model;
-  std::vector<int> gpus;          // global ranks (Topology::gpus() indices)
-  std::vector<int> node_of_gpu;   // the cluster node of each, for hierarchical algorithms
-  std::vector<GpuSpec> gpu;       // the GPU model of each
-  std::vector<double> speed;      // relative speed of each (1 = the model's figures)
-  std::vector<int> batch;         // samples per iteration (per accumulation step) of each
+  std::vector<int> gpus;        // global ranks (Topology::gpus() indices)
+  std::vector<int> node_of_gpu; // the cluster node of each, for hierarchical algorithms
+  std::vector<GpuSpec> gpu;     // the GPU model of each
+  std::vector<double> speed;    // relative speed of each (1 = the model's figures)
+  std::vector<int> batch;       // samples per iteration (per accumulation step) of each
   Precision precision = Precision::fp32;
   FrameworkSpec framework;
   std::string algorithm = "ring"; // all-reduce generator for the gradients
   coll::AlgorithmParams params;   // its params (channels, chunks, density, servers, ...)
   Compression compression = Compression::none; // selects topk / coarse_sparse when not "auto"
-  bool adasum = false;            // reduction = adasum (recursive doubling)
-  bool communicate = true;        // false: compute only (the no-communication baseline)
+  bool adasum = false;                         // reduction = adasum (recursive doubling)
+  bool communicate = true; // false: compute only (the no-communication baseline)
 };
 
 // A collective of the iteration, on the job's communicator (local ranks 0..n-1).
 struct PlannedCollective {
-  coll::CollectiveCall call;   // bytes, dtype, algorithm, params of this bucket
+  coll::CollectiveCall call;         // bytes, dtype, algorithm, params of this bucket
   std::uint64_t gradient_offset = 0; // bytes into the job's gradient buffer
   std::uint64_t parameters = 0;
   int first_layer = 0; // layers [first_layer, last_layer] (registration order)
@@ -105,18 +105,18 @@ struct JobPlan {
   JobSpec spec;
   std::vector<PlannedCollective> collectives; // in stream order
   std::vector<ComputeProfile> profiles;
-  std::vector<int> profile_of_gpu;            // per GPU of the job
-  std::uint64_t gradient_bytes = 0;           // all buckets together
+  std::vector<int> profile_of_gpu;  // per GPU of the job
+  std::uint64_t gradient_bytes = 0; // all buckets together
   // Model-parallel layers (DLRM's embedding tables): their outputs are exchanged by an
   // all-to-all after their forward pass and their gradients by one before their backward pass,
   // in every accumulation step; exchange 2a is the forward one of step a, 2a+1 the backward one.
   std::vector<int> exchange_collective; // exchange -> index in collectives
-  int samples_per_iteration = 0;              // sum of batches x accumulation steps
+  int samples_per_iteration = 0;        // sum of batches x accumulation steps
 };
 
 struct TrainingPlan {
   std::vector<JobPlan> jobs;
-  int ranks = 0; // 1 + the largest global rank used
+  int ranks = 0;                           // 1 + the largest global rank used
   int job_of_rank(int rank) const;         // -1 when no job uses the rank
   int local_rank(int job, int rank) const; // the rank's index in the job
 };
@@ -134,7 +134,6 @@ namespace ddlsim::models {
 // its speed), each at least 1, summing to `total` (remainders to the largest fractions, ties to
 // the lower index).
 std::vector<int> balanced_batches(const Model& model, const std::vector<GpuSpec>& gpus,
-                                  const std::vector<double>& speed, Precision precision,
-                                  int total);
+                                  const std::vector<double>& speed, Precision precision, int total);
 
 } // namespace ddlsim::models

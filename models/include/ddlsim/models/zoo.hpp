@@ -30,8 +30,8 @@ struct Layer {
   std::string name;
   LayerKind kind = LayerKind::linear;
   std::uint64_t parameters = 0;
-  double forward_flops = 0;  // per sample
-  double backward_flops = 0; // per sample
+  double forward_flops = 0;           // per sample
+  double backward_flops = 0;          // per sample
   std::uint64_t activation_bytes = 0; // output per sample, fp32
   bool model_parallel = false;
 };
@@ -44,9 +44,9 @@ struct Model {
   std::uint64_t total_parameters = 0;
   std::vector<Layer> layers;
 
-  std::uint64_t parameters() const;        // sum over layers (equals total_parameters)
-  std::uint64_t dense_parameters() const;  // those all-reduced (not model parallel)
-  double forward_flops() const;            // per sample
+  std::uint64_t parameters() const;       // sum over layers (equals total_parameters)
+  std::uint64_t dense_parameters() const; // those all-reduced (not model parallel)
+  double forward_flops() const;           // per sample
 };
 
 // Parses a model document strictly (unknown keys are errors); `origin` names it in messages.
