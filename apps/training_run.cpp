@@ -148,22 +148,32 @@ void write_file(const std::string& path, const std::string& text) {
 
 } // namespace
 
-bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,
-                  const std::string& json_path, const std::string& trace_path) {
-  const TrainingWorkload& training = scenario.workload.training;
-  auto plan = std::make_shared<const models::TrainingPlan>(models::plan_training(training.jobs));
+std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
+                                                    sim::AnalyticOptions engine,
+                                                    sim::CollectiveTiming* timing) {
+  auto plan = std::make_shared<const models::TrainingPlan>(
+      models::plan_training(scenario.workload.training.jobs));
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
   engine.record_steps = true; // the metrics come from the step records
-  sim::CollectiveTiming timing =
+  sim::CollectiveTiming result =
       sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
-  if (!timing.complete) return false;
+  if (!result.complete) return {};
   std::vector<models::ExecutedStep> steps;
-  steps.reserve(timing.steps_recorded.size());
-  for (const sim::StepRecord& r : timing.steps_recorded)
+  steps.reserve(result.steps_recorded.size());
+  for (const sim::StepRecord& r : result.steps_recorded)
     steps.push_back({r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end});
-  const std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
+  std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
+  if (timing) *timing = std::move(result);
+  return jobs;
+}
 
+bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,
+                  const std::string& json_path, const std::string& trace_path) {
+  const TrainingWorkload& training = scenario.workload.training;
+  sim::CollectiveTiming timing;
+  const std::vector<models::JobIteration> jobs = simulate_training(scenario, engine, &timing);
+  if (jobs.empty()) return false;
   std::ostream& out = std::cout;
   out << "# " << label << ": training iteration, " << scenario.engine.type << " engine\n";
   out << "job        GPUs  iteration(ms)  compute(ms)  comm(ms)  exposed(ms)  idle(ms)  "

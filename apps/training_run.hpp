@@ -3,12 +3,20 @@
 // samples/s, scaling efficiency and time to train; optional JSON report and Chrome trace.
 #pragma once
 
+#include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 
 #include <string>
 
 namespace ddlsim::cli {
+
+// One iteration of every job of the scenario's training workload on the analytic engine: the
+// per-job metrics, and (with `timing`) the engine's result with its step records. Returns an
+// empty list when engine.progress stopped the run.
+std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
+                                                    sim::AnalyticOptions engine,
+                                                    sim::CollectiveTiming* timing = nullptr);
 
 // Returns false when engine.progress stopped the run (nothing is printed then).
 bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,

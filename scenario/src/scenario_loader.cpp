@@ -208,7 +208,9 @@ SweepPoint sweep_point(const Scenario& scenario, std::size_t index) {
                             std::to_string(sweep_point_count(scenario)));
   SweepPoint point;
   point.index = index;
-  point.scenario = parse_resolved(point_json(scenario, index, point.settings), false);
+  point.scenario =
+      parse_resolved(point_json(scenario, index, point.settings), false, scenario.base_dir);
+  point.scenario.base_dir = scenario.base_dir;
   point.scenario.name = scenario.name;
   point.scenario.description = scenario.description;
   point.scenario.origin = scenario.origin;
@@ -238,6 +240,7 @@ Scenario load_scenario(const Json& json, const std::string& origin,
     Scenario scenario = parse_resolved(resolved, true, base_dir);
     check_sweep_points(scenario, base_dir);
     scenario.origin = origin;
+    scenario.base_dir = base_dir;
     return scenario;
   } catch (const InputError& e) {
     // Errors from sections name a JSON pointer; prefix the file so the user knows which one.

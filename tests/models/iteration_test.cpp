@@ -96,7 +96,7 @@ TEST_CASE("fp16 gradients halve the bytes all-reduced and sent") {
   CHECK(one16.jobs[0].max_compute < one32.jobs[0].max_compute); // tensor cores
 }
 
-TEST_CASE("top-k at density d sends k (index, value) pairs per bucket to every other rank") {
+TEST_CASE("top-k at density d sends k (index and value) pairs per bucket to every other rank") {
   const int p = 4;
   for (double density : {0.001, 0.01, 0.1}) {
     const TrainingRun run = run_training(
@@ -138,7 +138,8 @@ TEST_CASE("scaling efficiency rises with NIC bandwidth and with the per-GPU batc
   }
 }
 
-TEST_CASE("heterogeneous: a slow GPU slows the synchronous step; speed-balanced batches recover") {
+TEST_CASE(
+    "heterogeneous: a slow GPU slows the synchronous step and speed-balanced batches recover") {
   const std::string base =
       R"("model": "resnet50", "batch_per_gpu": 64, "framework": {"type": "ddp"})";
   const JobIteration even = run_training(cluster(4, 100, base)).jobs[0];
@@ -218,7 +219,7 @@ TEST_CASE("two jobs whose GPUs share NICs slow each other down") {
   CHECK(both.jobs[1].time > alone.time);
 }
 
-TEST_CASE("DLRM: the embedding tables are exchanged by all-to-all, the MLPs all-reduced") {
+TEST_CASE("DLRM: the embedding tables are exchanged by all-to-all and the MLPs all-reduced") {
   const int p = 4;
   const TrainingRun run = run_training(cluster(p, 25, R"("model": "dlrm", "batch_per_gpu": 256,
                                       "framework": {"type": "none"})"));

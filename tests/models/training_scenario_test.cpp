@@ -33,7 +33,7 @@ TEST_CASE("a training workload loads with its defaults") {
   CHECK(job.precision == models::Precision::fp32);
 }
 
-TEST_CASE("training workload errors name the key, what was expected and the fix") {
+TEST_CASE("training workload errors name the key and what was expected and the fix") {
   CHECK_THAT(error_of(R"("model": "resnet50", "batch_per_gpu": 16, "bach": 1)"),
              Catch::Contains("/workload") && Catch::Contains("batch"));
   CHECK_THAT(error_of(R"("model": "resnet05", "batch_per_gpu": 16)"),
@@ -63,7 +63,7 @@ TEST_CASE("training workload errors name the key, what was expected and the fix"
              Catch::Contains("inside a job"));
 }
 
-TEST_CASE("compression, adasum and parameter servers pick their algorithms") {
+TEST_CASE("compression and adasum and parameter servers pick their algorithms") {
   auto job = [](const std::string& extra) {
     return load_text(cluster(4, 25, R"("model": "resnet50", "batch_per_gpu": 8, )" + extra))
         .workload.training.jobs.at(0);

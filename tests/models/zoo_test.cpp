@@ -42,7 +42,7 @@ TEST_CASE("an unknown model name is an error that suggests the nearest") {
   }
 }
 
-TEST_CASE("a user model file loads; its errors name the file and the JSON pointer") {
+TEST_CASE("a user model file loads and its errors name the file and the JSON pointer") {
   const auto dir = std::filesystem::temp_directory_path() / "ddlsim_zoo_test";
   std::filesystem::create_directories(dir);
   {
@@ -71,7 +71,8 @@ TEST_CASE("a user model file loads; its errors name the file and the JSON pointe
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("GPU presets: found by name or inside a topology GPU model; faster GPUs compute faster") {
+TEST_CASE(
+    "GPU presets are found by name or inside a topology GPU model and faster GPUs compute faster") {
   CHECK(find_gpu("V100-SXM2-32GB", "x").name == "V100");
   CHECK(find_gpu("A100-SXM4-80GB", "x").memory_bytes_per_second == 2039e9);
   CHECK(find_gpu("A100-SXM4-40GB", "x").memory_bytes_per_second == 1555e9);

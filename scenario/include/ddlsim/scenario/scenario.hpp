@@ -77,8 +77,9 @@ struct OutputSpec {
 struct Scenario {
   std::string name;
   std::string description;
-  std::string origin; // file it came from, for messages
-  Json resolved;      // the scenario after includes are merged (what was validated)
+  std::string origin;             // file it came from, for messages
+  std::filesystem::path base_dir; // where relative paths in it (model files) are resolved
+  Json resolved;                  // the scenario after includes are merged (what was validated)
   topo::ClusterSpec topology;
   WorkloadSpec workload;
   EngineSpec engine;
