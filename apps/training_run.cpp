@@ -159,10 +159,9 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   sim::CollectiveTiming result =
       sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
   if (!result.complete) return {};
-  std::vector<models::ExecutedStep> steps;
-  steps.reserve(result.steps_recorded.size());
+  models::IterationRecorder steps(plan->ranks);
   for (const sim::StepRecord& r : result.steps_recorded)
-    steps.push_back({r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end});
+    steps.add(r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end);
   std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
   if (timing) *timing = std::move(result);
   return jobs;
@@ -172,7 +171,8 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
                   const std::string& json_path, const std::string& trace_path) {
   const TrainingWorkload& training = scenario.workload.training;
   sim::CollectiveTiming timing;
-  const std::vector<models::JobIteration> jobs = simulate_training(scenario, engine, &timing);
+  const std::vector<models::JobIteration> jobs =
+      simulate_training(scenario, engine, trace_path.empty() ? nullptr : &timing);
   if (jobs.empty()) return false;
   std::ostream& out = std::cout;
   out << "# " << label << ": training iteration, " << scenario.engine.type << " engine\n";

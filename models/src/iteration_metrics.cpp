@@ -9,17 +9,15 @@ namespace {
 
 using Interval = std::pair<Picoseconds, Picoseconds>;
 
-// Sorts and merges overlapping intervals.
-std::vector<Interval> merged(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<Interval> out;
-  for (const Interval& i : intervals) {
-    if (!out.empty() && i.first <= out.back().second)
-      out.back().second = std::max(out.back().second, i.second);
-    else
-      out.push_back(i);
+// Adds [start, end) to a union of disjoint intervals sorted by end, where `end` is at least
+// every end already there: it absorbs the intervals it overlaps at the back.
+void add_interval(std::vector<Interval>& union_of, Picoseconds start, Picoseconds end) {
+  while (!union_of.empty() && start <= union_of.back().second) {
+    start = std::min(start, union_of.back().first);
+    end = std::max(end, union_of.back().second);
+    union_of.pop_back();
   }
-  return out;
+  union_of.emplace_back(start, end);
 }
 
 Picoseconds length(const std::vector<Interval>& intervals) {
@@ -48,21 +46,23 @@ double JobIteration::seconds_to_train(double epochs, std::uint64_t dataset_sampl
   return iterations * ps_to_seconds(time);
 }
 
+IterationRecorder::IterationRecorder(int ranks) : ranks_(static_cast<std::size_t>(ranks)) {}
+
+void IterationRecorder::add(int rank, int channel, bool compute, Picoseconds start,
+                            Picoseconds end) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= ranks_.size()) return;
+  Intervals& r = ranks_[static_cast<std::size_t>(rank)];
+  r.end = std::max(r.end, end);
+  if (end <= start) return; // markers and joins
+  if (channel == 0)
+    add_interval(r.compute, start, end);
+  else if (!compute)
+    add_interval(r.communication, start, end);
+}
+
 std::vector<JobIteration> summarize_iteration(const TrainingPlan& plan,
-                                              const std::vector<ExecutedStep>& steps) {
-  const std::size_t ranks = static_cast<std::size_t>(plan.ranks);
-  std::vector<std::vector<Interval>> compute(ranks), communication(ranks);
-  std::vector<Picoseconds> end(ranks, 0);
-  for (const ExecutedStep& step : steps) {
-    const std::size_t r = static_cast<std::size_t>(step.rank);
-    if (r >= ranks) continue;
-    end[r] = std::max(end[r], step.end);
-    if (step.end <= step.start) continue;
-    if (step.channel == 0)
-      compute[r].emplace_back(step.start, step.end);
-    else if (!step.compute)
-      communication[r].emplace_back(step.start, step.end);
-  }
+                                              const IterationRecorder& steps) {
+  const std::vector<IterationRecorder::Intervals>& ranks = steps.ranks();
   std::vector<JobIteration> out;
   for (const JobPlan& job : plan.jobs) {
     JobIteration it;
@@ -70,13 +70,13 @@ std::vector<JobIteration> summarize_iteration(const TrainingPlan& plan,
     it.samples = job.samples_per_iteration;
     it.collectives = static_cast<int>(job.collectives.size());
     it.gradient_bytes = job.gradient_bytes;
-    for (int g : job.spec.gpus) it.time = std::max(it.time, end[static_cast<std::size_t>(g)]);
+    for (int g : job.spec.gpus) it.time = std::max(it.time, ranks[static_cast<std::size_t>(g)].end);
     for (std::size_t l = 0; l < job.spec.gpus.size(); ++l) {
       const std::size_t r = static_cast<std::size_t>(job.spec.gpus[l]);
       GpuIteration gpu;
       gpu.rank = job.spec.gpus[l];
-      const std::vector<Interval> busy = merged(compute[r]);
-      const std::vector<Interval> comm = merged(communication[r]);
+      const std::vector<Interval>& busy = ranks[r].compute;
+      const std::vector<Interval>& comm = ranks[r].communication;
       gpu.compute = length(busy);
       gpu.communication = length(comm);
       gpu.exposed = length_outside(comm, busy);

@@ -31,9 +31,9 @@ inline TrainingRun run_training(const Scenario& scenario) {
   sim::AnalyticOptions options;
   options.record_steps = true;
   run.timing = sim::simulate_analytic(topology, router, iteration_schedule(run.plan), options);
-  std::vector<ExecutedStep> steps;
+  IterationRecorder steps(run.plan->ranks);
   for (const sim::StepRecord& r : run.timing.steps_recorded)
-    steps.push_back({r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end});
+    steps.add(r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end);
   run.jobs = summarize_iteration(*run.plan, steps);
   return run;
 }

@@ -21,13 +21,24 @@
 
 namespace ddlsim::models {
 
-// One executed step, as engines record them.
-struct ExecutedStep {
-  int rank = 0;
-  int channel = 0;
-  bool compute = false; // a compute step (zero-duration markers included)
-  Picoseconds start = 0;
-  Picoseconds end = 0;
+// Collects the executed steps of an iteration, as an engine reports them (in order of
+// completion time), keeping per rank only the union of its compute intervals (channel 0) and of
+// its communication intervals (other channels, compute markers excluded): memory per rank stays
+// small however many steps the collectives have.
+class IterationRecorder {
+public:
+  explicit IterationRecorder(int ranks);
+  // Steps must come in nondecreasing `end` order per rank (completion order).
+  void add(int rank, int channel, bool compute, Picoseconds start, Picoseconds end);
+
+  struct Intervals {
+    std::vector<std::pair<Picoseconds, Picoseconds>> compute, communication;
+    Picoseconds end = 0; // the rank's last step end
+  };
+  const std::vector<Intervals>& ranks() const { return ranks_; }
+
+private:
+  std::vector<Intervals> ranks_;
 };
 
 struct GpuIteration {
@@ -56,6 +67,6 @@ struct JobIteration {
 };
 
 std::vector<JobIteration> summarize_iteration(const TrainingPlan& plan,
-                                              const std::vector<ExecutedStep>& steps);
+                                              const IterationRecorder& steps);
 
 } // namespace ddlsim::models
