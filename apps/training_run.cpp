@@ -156,6 +156,20 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
   engine.record_steps = true; // the metrics come from the step records
+  // The collectives' local steps run at the job's GPU preset rates (calibratable through the
+  // workload's "gpu" object) when every GPU has the same preset; the engine's options hold one
+  // rate for all ranks, so mixed clusters keep the engine's per-GPU table.
+  bool one_preset = true;
+  const models::GpuSpec& first = scenario.workload.training.jobs.front().gpu.front();
+  for (const models::JobSpec& job : scenario.workload.training.jobs)
+    for (const models::GpuSpec& gpu : job.gpu)
+      one_preset = one_preset && gpu.name == first.name &&
+                   gpu.memory_bytes_per_second == first.memory_bytes_per_second &&
+                   gpu.memory_efficiency == first.memory_efficiency;
+  if (one_preset && engine.reduce_bytes_per_second == 0) {
+    engine.reduce_bytes_per_second = first.reduce_bytes_per_second();
+    engine.copy_bytes_per_second = first.memory_efficiency * first.memory_bytes_per_second / 2;
+  }
   sim::CollectiveTiming result =
       sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
   if (!result.complete) return {};

@@ -1,5 +1,5 @@
-// Runs a training scenario given as JSON text through the same path as `ddlsim run`: load,
-// plan, one Schedule on the analytic engine, metrics.
+// Runs a training scenario given as JSON text the way `ddlsim run` does (load,
+// plan, one Schedule on the analytic engine, metrics), with the engine's default GPU rates.
 #pragma once
 
 #include "ddlsim/models/iteration_metrics.hpp"
