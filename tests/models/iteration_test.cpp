@@ -258,3 +258,30 @@ TEST_CASE("Horovod fusion: a longer cycle or a bigger threshold fuses into fewer
   CHECK(h.max_exposed <=
         run_training(cluster(4, 25, with(R"({"type": "none"})"))).jobs[0].max_exposed);
 }
+
+TEST_CASE("accumulation steps repeat the compute and communicate once") {
+  const TrainingRun one = run_training(cluster(4, 5, with(R"({"type": "ddp"})")));
+  const TrainingRun two =
+      run_training(cluster(4, 5, with(R"({"type": "ddp", "accumulation_steps": 2})")));
+  CHECK(two.jobs[0].samples == 2 * one.jobs[0].samples);
+  CHECK(two.jobs[0].collectives == one.jobs[0].collectives);
+  CHECK(two.timing.bytes_sent == one.timing.bytes_sent);
+  CHECK(two.jobs[0].max_compute > one.jobs[0].max_compute * 3 / 2);
+  CHECK(two.jobs[0].scaling_efficiency > one.jobs[0].scaling_efficiency);
+}
+
+TEST_CASE("GradientFlow lazy all-reduce: a bigger threshold means fewer all-reduces") {
+  int previous = 1 << 30;
+  for (const char* threshold : {"2MiB", "8MiB", "32MiB", "128MiB"}) {
+    const int count = run_training(cluster(4, 25,
+                                           with(std::string(R"({"type": "gradientflow",
+                                                   "lazy_threshold": ")") +
+                                                threshold + "\"}")))
+                          .jobs[0]
+                          .collectives;
+    INFO(threshold);
+    CHECK(count < previous);
+    previous = count;
+  }
+  CHECK(previous == 1); // 128 MiB holds all 97.5 MiB
+}
