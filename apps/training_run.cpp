@@ -60,10 +60,10 @@ std::string describe_job(const models::JobSpec& job) {
   std::string gpus = std::to_string(job.gpus.size()) + " x " + job.gpu.front().name;
   for (const models::GpuSpec& gpu : job.gpu)
     if (gpu.name != job.gpu.front().name) gpus = std::to_string(job.gpus.size()) + " mixed GPUs";
-  std::string batch = std::to_string(job.batch.front());
+  std::string batch = "batch " + std::to_string(job.batch.front()) + "/GPU";
   for (int b : job.batch)
     if (b != job.batch.front()) batch = "per-GPU batches";
-  std::string text = job.model->name + " on " + gpus + ", batch " + batch + "/GPU, " +
+  std::string text = job.model->name + " on " + gpus + ", " + batch + ", " +
                      std::string(models::to_string(job.precision)) + ", " +
                      describe_framework(job.framework);
   if (!job.communicate) return text + ", no communication";
@@ -71,6 +71,10 @@ std::string describe_job(const models::JobSpec& job) {
   if (job.compression != models::Compression::none)
     text += " (density " + fixed(job.params.density, 4) + ")";
   if (job.adasum) text += " adasum";
+  if (!job.server_gpus.empty())
+    text += " (" + std::to_string(job.server_gpus.size()) + " dedicated servers on GPUs " +
+            std::to_string(job.server_gpus.front()) + "-" + std::to_string(job.server_gpus.back()) +
+            ")";
   return text;
 }
 

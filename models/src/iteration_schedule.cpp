@@ -68,28 +68,37 @@ bool has_program(const PlannedCollective& c, int channel) {
 StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
                                  int channel) {
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
-  const int profile = job.profile_of_gpu[static_cast<std::size_t>(rank)];
+  const int workers = static_cast<int>(job.spec.gpus.size());
+  // Dedicated servers (ranks after the workers) compute nothing: they wait for no compute step.
+  const int profile = rank < workers ? job.profile_of_gpu[static_cast<std::size_t>(rank)] : -1;
+  auto global = [&job, workers](int local) {
+    return local < workers ? job.spec.gpus[static_cast<std::size_t>(local)]
+                           : job.spec.server_gpus[static_cast<std::size_t>(local - workers)];
+  };
   std::uint32_t index = 0;
   std::uint32_t previous_join = kNone;
   Offsets offsets;
   for (const PlannedCollective& c : job.collectives) {
     const coll::Algorithm& algorithm = algorithm_of(c);
-    const std::uint32_t ready = c.ready_step[static_cast<std::size_t>(profile)];
+    const std::uint32_t ready =
+        profile >= 0 ? c.ready_step[static_cast<std::size_t>(profile)] : kNone;
     if (has_program(c, channel)) {
       StepStream stream = algorithm.program(c.call, rank, channel - 1);
       const std::uint32_t base = index;
       std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone;
       Step step;
       while (stream.next(step)) {
-        if (step.peer >= 0) step.peer = job.spec.gpus[static_cast<std::size_t>(step.peer)];
+        if (step.peer >= 0) step.peer = global(step.peer);
         offsets.move(step.src);
         offsets.move(step.dst);
         offsets.move(step.aux);
         for (std::uint8_t d = 0; d < step.dep_count; ++d) step.deps[d] += base;
         step.channel = static_cast<std::uint16_t>(channel);
         if (index == base) {
-          step.wait_channel = kComputeChannel;
-          step.wait_step = ready;
+          if (ready != kNone) {
+            step.wait_channel = kComputeChannel;
+            step.wait_step = ready;
+          }
           add_dep(step, previous_join);
         }
         (step.is_send() ? last_send : step.is_receive() ? last_receive : last_local) = index;
@@ -101,8 +110,10 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
       add_dep(join, last_receive);
       add_dep(join, last_local);
       if (index == base) { // no step on this channel: the join stands in for the collective
-        join.wait_channel = kComputeChannel;
-        join.wait_step = ready;
+        if (ready != kNone) {
+          join.wait_channel = kComputeChannel;
+          join.wait_step = ready;
+        }
         add_dep(join, previous_join);
       }
       co_yield join;
@@ -175,10 +186,12 @@ public:
     job_of_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     local_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     for (std::size_t j = 0; j < plan_->jobs.size(); ++j) {
-      const std::vector<int>& gpus = plan_->jobs[j].spec.gpus;
-      for (std::size_t l = 0; l < gpus.size(); ++l) {
-        job_of_rank_[static_cast<std::size_t>(gpus[l])] = static_cast<int>(j);
-        local_rank_[static_cast<std::size_t>(gpus[l])] = static_cast<int>(l);
+      const JobSpec& spec = plan_->jobs[j].spec;
+      std::vector<int> ranks = spec.gpus; // workers, then dedicated servers
+      ranks.insert(ranks.end(), spec.server_gpus.begin(), spec.server_gpus.end());
+      for (std::size_t l = 0; l < ranks.size(); ++l) {
+        job_of_rank_[static_cast<std::size_t>(ranks[l])] = static_cast<int>(j);
+        local_rank_[static_cast<std::size_t>(ranks[l])] = static_cast<int>(l);
       }
     }
   }
@@ -203,7 +216,9 @@ public:
     const int j = job_of_rank_[static_cast<std::size_t>(rank)];
     if (j < 0) return no_program();
     const int local = local_rank_[static_cast<std::size_t>(rank)];
-    if (channel == kComputeChannel) return compute_program(plan_, j, local, channels_);
+    const int workers = static_cast<int>(plan_->jobs[static_cast<std::size_t>(j)].spec.gpus.size());
+    if (channel == kComputeChannel)
+      return local < workers ? compute_program(plan_, j, local, channels_) : no_program();
     return communication_program(plan_, j, local, channel);
   }
 

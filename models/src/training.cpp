@@ -276,16 +276,23 @@ std::string_view to_string(Compression compression) {
 }
 
 int TrainingPlan::job_of_rank(int rank) const {
-  for (std::size_t j = 0; j < jobs.size(); ++j)
-    for (int g : jobs[j].spec.gpus)
-      if (g == rank) return static_cast<int>(j);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const JobSpec& spec = jobs[j].spec;
+    if (std::find(spec.gpus.begin(), spec.gpus.end(), rank) != spec.gpus.end() ||
+        std::find(spec.server_gpus.begin(), spec.server_gpus.end(), rank) != spec.server_gpus.end())
+      return static_cast<int>(j);
+  }
   return -1;
 }
 
 int TrainingPlan::local_rank(int job, int rank) const {
-  const std::vector<int>& gpus = jobs[static_cast<std::size_t>(job)].spec.gpus;
-  const auto it = std::find(gpus.begin(), gpus.end(), rank);
-  return it == gpus.end() ? -1 : static_cast<int>(it - gpus.begin());
+  const JobSpec& spec = jobs[static_cast<std::size_t>(job)].spec;
+  if (auto it = std::find(spec.gpus.begin(), spec.gpus.end(), rank); it != spec.gpus.end())
+    return static_cast<int>(it - spec.gpus.begin());
+  const auto it = std::find(spec.server_gpus.begin(), spec.server_gpus.end(), rank);
+  return it == spec.server_gpus.end()
+             ? -1
+             : static_cast<int>(spec.gpus.size() + std::size_t(it - spec.server_gpus.begin()));
 }
 
 TrainingPlan plan_training(std::vector<JobSpec> jobs) {
@@ -319,6 +326,14 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
         throw InputError(where, "GPU " + std::to_string(g) + " is already used by job " +
                                     std::to_string(owner[std::size_t(g)]) +
                                     "; jobs need disjoint GPUs");
+      owner[std::size_t(g)] = static_cast<int>(j);
+    }
+    for (int g : spec.server_gpus) {
+      if (g < 0) throw InputError(where, "server GPU rank " + std::to_string(g) + " is negative");
+      if (std::size_t(g) >= owner.size()) owner.resize(std::size_t(g) + 1, -1);
+      if (owner[std::size_t(g)] >= 0)
+        throw InputError(where, "server GPU " + std::to_string(g) + " is already used by job " +
+                                    std::to_string(owner[std::size_t(g)]));
       owner[std::size_t(g)] = static_cast<int>(j);
     }
     const std::uint64_t e = element_bytes(spec.precision);
@@ -381,9 +396,11 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
           throw InputError("algorithm", "unknown " + std::string(coll::to_string(c.call.op)) +
                                             " algorithm \"" + c.call.algorithm + "\"");
         algorithm->check(c.call);
-        if (algorithm->total_ranks(c.call) != n)
-          throw InputError("algorithm", "dedicated parameter servers need GPUs of their own; "
-                                        "use colocated servers (dedicated_servers false)");
+        const int extra = algorithm->total_ranks(c.call) - n;
+        if (extra != static_cast<int>(spec.server_gpus.size()))
+          throw InputError("algorithm", "needs " + std::to_string(extra) +
+                                            " dedicated server GPUs, the job has " +
+                                            std::to_string(spec.server_gpus.size()));
       } catch (const InputError& error) {
         throw InputError(where, "the " + std::string(coll::to_string(c.call.op)) + " of " +
                                     format_bytes(c.call.bytes) + " cannot run: " + error.what());

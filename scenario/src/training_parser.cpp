@@ -212,6 +212,19 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vect
     job.params.servers = static_cast<int>(v->integer(1, 1 << 20));
     implies(*v, {"parameter_server"});
   }
+  if (job.params.dedicated_servers) { // servers on the next free GPUs, after the workers
+    const int servers = std::max(1, job.params.servers);
+    for (int s = 0; s < servers; ++s) {
+      while (next_free < total && used[std::size_t(next_free)]) ++next_free;
+      if (next_free >= total)
+        throw InputError(object.path() + "/params/dedicated_servers",
+                         "the " + std::to_string(servers) +
+                             " dedicated parameter servers need GPUs after the job's, and the "
+                             "cluster has none left; add a node or use colocated servers");
+      used[std::size_t(next_free)] = 1;
+      job.server_gpus.push_back(next_free++);
+    }
+  }
   return job;
 }
 

@@ -285,3 +285,41 @@ TEST_CASE("GradientFlow lazy all-reduce: a bigger threshold means fewer all-redu
   }
   CHECK(previous == 1); // 128 MiB holds all 97.5 MiB
 }
+
+TEST_CASE("dedicated parameter servers run on their own GPUs and the iteration stays correct") {
+  auto tiny = std::make_shared<Model>();
+  tiny->name = "tiny";
+  for (int l = 0; l < 5; ++l)
+    tiny->layers.push_back(
+        {"l" + std::to_string(l), LayerKind::linear, std::uint64_t(40 + 8 * l), 1e3, 2e3, 64});
+  tiny->total_parameters = tiny->parameters();
+  JobSpec job;
+  job.model = tiny;
+  job.gpus = {0, 1, 2, 3};
+  job.server_gpus = {4, 5};
+  job.node_of_gpu = {0, 0, 1, 1};
+  job.gpu.assign(4, find_gpu("V100", "x"));
+  job.speed.assign(4, 1.0);
+  job.batch.assign(4, 4);
+  job.algorithm = "parameter_server";
+  job.params.servers = 2;
+  job.params.dedicated_servers = true;
+  job.framework.first_bucket_bytes = 200;
+  job.framework.bucket_cap_bytes = 300;
+  auto plan = std::make_shared<const TrainingPlan>(plan_training({job}));
+  REQUIRE(plan->jobs[0].collectives.size() > 2);
+  CHECK(plan->ranks == 6);
+  const coll::ReferenceResult result = coll::run_reference(iteration_schedule(plan));
+  INFO(result.error);
+  CHECK(result.ok);
+  // From a scenario: the servers take the GPUs after the workers'.
+  const TrainingRun run = run_training(cluster(6, 25, R"("model": "resnet50", "batch_per_gpu": 16,
+      "gpus": 4, "parameter_servers": 2, "params": {"dedicated_servers": true})"));
+  CHECK(run.plan->jobs[0].spec.server_gpus == std::vector<int>{4, 5});
+  CHECK(run.jobs[0].gpus.size() == 4);
+  CHECK(run.jobs[0].time > 0);
+  // Without a free GPU for them: an error naming the key.
+  CHECK_THROWS_WITH(load_text(cluster(4, 25, R"("model": "resnet50", "batch_per_gpu": 16,
+      "parameter_servers": 2, "params": {"dedicated_servers": true})")),
+                    Catch::Contains("/workload/params/dedicated_servers"));
+}

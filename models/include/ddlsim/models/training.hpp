@@ -58,7 +58,10 @@ struct FrameworkSpec {
 struct JobSpec {
   std::string name;
   std::shared_ptr<const Model> model;
-  std::vector<int> gpus;        // global ranks (Topology::gpus() indices)
+  std::vector<int> gpus; // global ranks (Topology::gpus() indices)
+  // Dedicated parameter servers (params.dedicated_servers): the GPUs they run on, after the
+  // workers' in the collectives' rank order; they only communicate.
+  std::vector<int> server_gpus;
   std::vector<int> node_of_gpu; // the cluster node of each, for hierarchical algorithms
   std::vector<GpuSpec> gpu;     // the GPU model of each
   std::vector<double> speed;    // relative speed of each (1 = the model's figures)
@@ -118,7 +121,7 @@ struct TrainingPlan {
   std::vector<JobPlan> jobs;
   int ranks = 0;                           // 1 + the largest global rank used
   int job_of_rank(int rank) const;         // -1 when no job uses the rank
-  int local_rank(int job, int rank) const; // the rank's index in the job
+  int local_rank(int job, int rank) const; // the rank's index in the job (servers after GPUs)
 };
 
 // Plans every job. Throws InputError (where = "/workload...") when a job asks for what the
