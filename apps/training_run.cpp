@@ -179,7 +179,7 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   if (!result.complete) return {};
   models::IterationRecorder steps(plan->ranks);
   for (const sim::StepRecord& r : result.steps_recorded)
-    steps.add(r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end);
+    steps.add(r.rank, r.channel, r.start, r.end);
   std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
   if (timing) *timing = std::move(result);
   return jobs;

@@ -48,15 +48,15 @@ double JobIteration::seconds_to_train(double epochs, std::uint64_t dataset_sampl
 
 IterationRecorder::IterationRecorder(int ranks) : ranks_(static_cast<std::size_t>(ranks)) {}
 
-void IterationRecorder::add(int rank, int channel, bool compute, Picoseconds start,
-                            Picoseconds end) {
+void IterationRecorder::add(int rank, int channel, Picoseconds start, Picoseconds end) {
   if (rank < 0 || static_cast<std::size_t>(rank) >= ranks_.size()) return;
   Intervals& r = ranks_[static_cast<std::size_t>(rank)];
   r.end = std::max(r.end, end);
   if (end <= start) return; // markers and joins
+  // On channels >= 1 compute steps (Adasum's dot products) are communication work.
   if (channel == 0)
     add_interval(r.compute, start, end);
-  else if (!compute)
+  else
     add_interval(r.communication, start, end);
 }
 

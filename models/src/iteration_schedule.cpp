@@ -3,6 +3,7 @@
 #include "ddlsim/collectives/algorithm.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace ddlsim::models {
@@ -64,6 +65,15 @@ bool has_program(const PlannedCollective& c, int channel) {
   return channel - 1 < algorithm_of(c).channels(c.call);
 }
 
+// Adasum's dot products over a received and a local vector of `bytes` each: one pass reading
+// both at the GPU's streaming rate (workers only: Adasum has no dedicated servers).
+Picoseconds adasum_dot_products(const JobPlan& job, int rank, std::uint64_t bytes) {
+  const GpuSpec& gpu = job.spec.gpu[static_cast<std::size_t>(rank)];
+  const double rate = gpu.memory_bytes_per_second * gpu.memory_efficiency *
+                      job.spec.speed[static_cast<std::size_t>(rank)];
+  return static_cast<Picoseconds>(std::llround(2.0 * static_cast<double>(bytes) / rate * 1e12));
+}
+
 // Communication channel `channel` (>= 1) of local rank `rank` of `job`.
 StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
                                  int channel) {
@@ -86,13 +96,19 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
       StepStream stream = algorithm.program(c.call, rank, channel - 1);
       const std::uint32_t base = index;
       std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone;
+      // Adasum: each receive-reduce is followed by the dot products it needs (a.b, a.a, b.b in
+      // one pass over both vectors), a compute step the steps after it depend on instead; so
+      // generator step i becomes composite step moved[i] (recursive doubling: log p steps).
+      const bool adasum = c.call.reduction == coll::Reduction::adasum;
+      std::vector<std::uint32_t> moved;
       Step step;
       while (stream.next(step)) {
         if (step.peer >= 0) step.peer = global(step.peer);
         offsets.move(step.src);
         offsets.move(step.dst);
         offsets.move(step.aux);
-        for (std::uint8_t d = 0; d < step.dep_count; ++d) step.deps[d] += base;
+        for (std::uint8_t d = 0; d < step.dep_count; ++d)
+          step.deps[d] = adasum ? moved[step.deps[d]] : step.deps[d] + base;
         step.channel = static_cast<std::uint16_t>(channel);
         if (index == base) {
           if (ready != kNone) {
@@ -104,6 +120,13 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
         (step.is_send() ? last_send : step.is_receive() ? last_receive : last_local) = index;
         co_yield step;
         ++index;
+        if (adasum && step.kind == StepKind::recv_reduce) {
+          Step dots = compute_step(adasum_dot_products(job, rank, step.bytes), channel);
+          add_dep(dots, index - 1);
+          co_yield dots;
+          last_local = index++;
+        }
+        if (adasum) moved.push_back(index - 1);
       }
       Step join = compute_step(0, channel);
       add_dep(join, last_send);
@@ -131,8 +154,10 @@ std::uint32_t communication_steps(const JobPlan& job, int rank, int channel, std
     const PlannedCollective& c = job.collectives[i];
     if (!has_program(c, channel)) continue;
     StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
-    for (Step step; stream.next(step);) ++count;
-    ++count; // the join
+    const bool adasum = c.call.reduction == coll::Reduction::adasum;
+    for (Step step; stream.next(step);)
+      count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
+    ++count;                                                         // the join
   }
   return count;
 }

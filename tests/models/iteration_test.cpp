@@ -323,3 +323,14 @@ TEST_CASE("dedicated parameter servers run on their own GPUs and the iteration s
       "parameter_servers": 2, "params": {"dedicated_servers": true})")),
                     Catch::Contains("/workload/params/dedicated_servers"));
 }
+
+TEST_CASE("Adasum adds its dot products to every reduction of recursive doubling") {
+  const std::string base = with(R"({"type": "none"}, "algorithm": "recursive_doubling")");
+  const TrainingRun sum = run_training(cluster(8, 25, base));
+  const TrainingRun adasum = run_training(cluster(8, 25, base + R"(, "adasum": true)"));
+  CHECK(adasum.timing.bytes_sent == sum.timing.bytes_sent);
+  // One dot-product step per receive-reduce: log2(8) = 3 per GPU for the one bucket.
+  CHECK(adasum.timing.steps == sum.timing.steps + 8 * 3);
+  CHECK(adasum.jobs[0].max_communication > sum.jobs[0].max_communication);
+  CHECK(adasum.jobs[0].time > sum.jobs[0].time);
+}

@@ -33,7 +33,7 @@ inline TrainingRun run_training(const Scenario& scenario) {
   run.timing = sim::simulate_analytic(topology, router, iteration_schedule(run.plan), options);
   IterationRecorder steps(run.plan->ranks);
   for (const sim::StepRecord& r : run.timing.steps_recorded)
-    steps.add(r.rank, r.channel, r.kind == coll::StepKind::compute, r.start, r.end);
+    steps.add(r.rank, r.channel, r.start, r.end);
   run.jobs = summarize_iteration(*run.plan, steps);
   return run;
 }

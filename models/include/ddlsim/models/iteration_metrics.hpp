@@ -23,13 +23,13 @@ namespace ddlsim::models {
 
 // Collects the executed steps of an iteration, as an engine reports them (in order of
 // completion time), keeping per rank only the union of its compute intervals (channel 0) and of
-// its communication intervals (other channels, compute markers excluded): memory per rank stays
-// small however many steps the collectives have.
+// its communication intervals (other channels; zero-duration markers excluded): memory per rank
+// stays small however many steps the collectives have.
 class IterationRecorder {
 public:
   explicit IterationRecorder(int ranks);
   // Steps must come in nondecreasing `end` order per rank (completion order).
-  void add(int rank, int channel, bool compute, Picoseconds start, Picoseconds end);
+  void add(int rank, int channel, Picoseconds start, Picoseconds end);
 
   struct Intervals {
     std::vector<std::pair<Picoseconds, Picoseconds>> compute, communication;
