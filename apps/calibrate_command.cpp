@@ -18,6 +18,7 @@ struct CalibrateOptions {
   MeasuredInputs inputs;
   std::string output;
   std::string protocols = "simple,ll";
+  int max_iterations = 100;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -41,6 +42,7 @@ void run(const CalibrateOptions& options) {
   const calib::PointModel model(loaded.cluster, loaded.scenario ? loaded.scenario->seed : 1);
   calib::FitOptions fit_options;
   fit_options.protocols = split_list(options.protocols);
+  fit_options.max_iterations = options.max_iterations;
   const calib::FitReport fit = calib::fit_calibration(model, loaded.points, fit_options);
 
   for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";
@@ -115,6 +117,9 @@ void add_calibrate_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", options->output, "Calibration JSON to write")->required();
+  cmd->add_option("--max-iterations", options->max_iterations,
+                  "Least-squares iterations at most (default 100; fewer for a quick check)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--protocols", options->protocols,
                   "Protocols to fit, the bandwidth one first (simple, ll, ll128)");
   add_measured_flags(*cmd, options->inputs);

@@ -20,6 +20,10 @@ void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
       ->check(CLI::PositiveNumber);
   cmd.add_flag("--in-place", inputs.in_place,
                "Use nccl-tests' in-place times instead of out-of-place");
+  cmd.add_option("--ranks", inputs.ranks,
+                 "Use only the points measured on this many ranks (e.g. drop a log's "
+                 "single-GPU baseline runs)")
+      ->check(CLI::PositiveNumber);
 }
 
 Scenario load_uncalibrated_scenario(const std::string& file) {
@@ -64,10 +68,13 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
     loaded.sets.push_back(calib::read_measured_file(file, hints, column));
   for (const calib::MeasuredSet& set : loaded.sets) {
     for (const std::string& note : set.system.notes) loaded.notes.push_back(set.source + ": " + note);
-    loaded.points.insert(loaded.points.end(), set.points.begin(), set.points.end());
+    for (const calib::MeasuredPoint& point : set.points)
+      if (inputs.ranks == 0 || point.ranks == inputs.ranks) loaded.points.push_back(point);
     if (!widest || set.system.ranks > widest->ranks) widest = &set.system;
   }
-  if (loaded.points.empty()) throw InputError(inputs.files.front(), "holds no measured points");
+  if (loaded.points.empty())
+    throw InputError(inputs.ranks ? "--ranks " + std::to_string(inputs.ranks) : inputs.files.front(),
+                     "leaves no measured points");
   if (!loaded.scenario) loaded.cluster = calib::generic_cluster(*widest, loaded.notes);
   return loaded;
 }

@@ -20,9 +20,10 @@ struct MeasuredInputs {
   int nodes = 0;
   int gpus_per_node = 0;
   bool in_place = false;
+  int ranks = 0; // keep only points with this many ranks; 0 = all
 };
 
-// Adds --scenario, --op, --nodes, --gpus-per-node, --in-place.
+// Adds --scenario, --op, --nodes, --gpus-per-node, --in-place, --ranks.
 void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs);
 
 struct LoadedMeasurements {

@@ -23,6 +23,7 @@ struct ValidateOptions {
   std::string json;
   std::string min_bytes = "64KiB";
   std::string protocols = "simple,ll";
+  int max_iterations = 100;
 };
 
 // The calibration the scenario itself would run with: its "calibration" file, or its engine
@@ -73,6 +74,7 @@ void run(const ValidateOptions& options) {
       throw InputError("--calibration", "cross-validation fits its own calibrations; drop "
                                         "--calibration or --cross-validate");
     calib::FitOptions fit;
+    fit.max_iterations = options.max_iterations;
     fit.protocols.clear();
     std::istringstream in(options.protocols);
     for (std::string item; std::getline(in, item, ',');) fit.protocols.push_back(item);
@@ -112,6 +114,9 @@ void add_validate_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--cross-validate", options->cross_validate,
                   "Fit on a subset and predict the rest: kfold:K, sizes:A,B,..., or ranks:N");
+  cmd->add_option("--max-iterations", options->max_iterations,
+                  "Least-squares iterations at most (default 100; fewer for a quick check)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--protocols", options->protocols,
                   "Protocols the cross-validation fits (simple, ll, ll128)");
   cmd->add_option("--min-bytes", options->min_bytes,

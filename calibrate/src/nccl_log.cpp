@@ -81,6 +81,8 @@ const Tool* tool_named_in(const std::string& line) {
 // The column layout of a results table, from its "size count type ..." header line.
 struct Layout {
   std::size_t columns = 0;   // tokens per data row
+  int type = 2;              // index of "type"
+  int redop = -1;            // index of "redop", -1 if none (old all_gather / broadcast tables)
   int root = -1;             // index of "root", -1 if none
   int time = 0;              // out-of-place time
   int in_place_time = -1;    // -1 if no in-place group
@@ -98,6 +100,8 @@ std::optional<Layout> layout_of(const std::string& line) {
   std::vector<int> times, algbws, busbws;
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (words[i] == "root") layout.root = static_cast<int>(i);
+    if (words[i] == "type") layout.type = static_cast<int>(i);
+    if (words[i] == "redop") layout.redop = static_cast<int>(i);
     if (words[i] == "time") times.push_back(static_cast<int>(i));
     if (words[i] == "algbw") algbws.push_back(static_cast<int>(i));
     if (words[i] == "busbw") busbws.push_back(static_cast<int>(i));
@@ -293,8 +297,8 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     const auto count = to_unsigned(words[1]);
     if (!count) throw InputError(where, "expected an element count in column 2, found \"" + words[1] + "\"");
     row.count = *count;
-    row.type = words[2];
-    row.redop = words[3];
+    row.type = words[static_cast<std::size_t>(layout->type)];
+    row.redop = layout->redop >= 0 ? words[static_cast<std::size_t>(layout->redop)] : "none";
     if (layout->root >= 0) {
       const auto root = to_double(words[static_cast<std::size_t>(layout->root)]);
       if (!root) throw InputError(where, "expected a root rank, found \"" + words[static_cast<std::size_t>(layout->root)] + "\"");
