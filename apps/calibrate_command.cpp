@@ -31,9 +31,15 @@ std::vector<std::string> split_list(const std::string& text) {
 
 Json system_json(const calib::MeasuredSet& set) {
   const calib::MeasuredSystem& s = set.system;
-  return {{"file", set.source}, {"kind", set.kind},          {"points", set.points.size()},
-          {"ranks", s.ranks},   {"nodes", s.nodes},          {"gpus_per_node", s.gpus_per_node},
-          {"gpu", s.gpu_name},  {"library", s.library_version}, {"transport", s.transport},
+  return {{"file", set.source},
+          {"kind", set.kind},
+          {"points", set.points.size()},
+          {"ranks", s.ranks},
+          {"nodes", s.nodes},
+          {"gpus_per_node", s.gpus_per_node},
+          {"gpu", s.gpu_name},
+          {"library", s.library_version},
+          {"transport", s.transport},
           {"inferred", s.notes}};
 }
 
@@ -49,8 +55,8 @@ void run(const CalibrateOptions& options) {
   const bool library_chose = std::any_of(loaded.points.begin(), loaded.points.end(),
                                          [](const auto& p) { return p.algorithm.empty(); });
   if (library_chose) std::cout << "# assumed: " << model.choice_model() << "\n";
-  std::cout << "# fit: " << loaded.points.size() << " points, " << fit.iterations
-            << " iterations, " << fit.evaluations << " model evaluations\n";
+  std::cout << "# fit: " << loaded.points.size() << " points, " << fit.iterations << " iterations, "
+            << fit.evaluations << " model evaluations\n";
   std::cout << "# parameter                          value   rel. s.e.  determined by the data\n";
   char line[256];
   Json parameters = Json::array();
@@ -66,10 +72,10 @@ void run(const CalibrateOptions& options) {
   calib::ValidationReport in_sample;
   in_sample.mode = "fit residuals (in sample)";
   for (std::size_t i = 0; i < loaded.points.size(); ++i)
-    in_sample.rows.push_back({loaded.points[i], fit.predictions[i],
-                              100.0 * (fit.predictions[i].seconds - loaded.points[i].seconds) /
-                                  loaded.points[i].seconds,
-                              true});
+    in_sample.rows.push_back(
+        {loaded.points[i], fit.predictions[i],
+         100.0 * (fit.predictions[i].seconds - loaded.points[i].seconds) / loaded.points[i].seconds,
+         true});
   in_sample.all = calib::summarize(in_sample.rows, 0);
   in_sample.large = calib::summarize(in_sample.rows, in_sample.min_bytes);
   calib::print_validation(in_sample, std::cout);

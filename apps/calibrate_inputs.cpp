@@ -18,8 +18,9 @@ void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
   cmd.add_option("--gpus-per-node", inputs.gpus_per_node,
                  "GPUs per node of the measured system, when logs do not say")
       ->check(CLI::PositiveNumber);
-  cmd.add_flag("--in-place", inputs.in_place,
-               "Use nccl-tests' in-place times instead of out-of-place");
+  cmd.add_option("--column", inputs.column,
+                 "nccl-tests time column: out-of-place (default), in-place, or mean (of the two)")
+      ->check(CLI::IsMember({"out-of-place", "in-place", "mean"}));
   cmd.add_option("--ranks", inputs.ranks,
                  "Use only the points measured on this many ranks (e.g. drop a log's "
                  "single-GPU baseline runs)")
@@ -61,19 +62,22 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
     if (hints.nodes == 0) hints.nodes = nodes;
     if (hints.gpus_per_node == 0) hints.gpus_per_node = gpus;
   }
-  const calib::NcclColumn column =
-      inputs.in_place ? calib::NcclColumn::in_place : calib::NcclColumn::out_of_place;
+  const calib::NcclColumn column = inputs.column == "in-place" ? calib::NcclColumn::in_place
+                                   : inputs.column == "mean"   ? calib::NcclColumn::mean
+                                                               : calib::NcclColumn::out_of_place;
   const calib::MeasuredSystem* widest = nullptr;
   for (const std::string& file : inputs.files)
     loaded.sets.push_back(calib::read_measured_file(file, hints, column));
   for (const calib::MeasuredSet& set : loaded.sets) {
-    for (const std::string& note : set.system.notes) loaded.notes.push_back(set.source + ": " + note);
+    for (const std::string& note : set.system.notes)
+      loaded.notes.push_back(set.source + ": " + note);
     for (const calib::MeasuredPoint& point : set.points)
       if (inputs.ranks == 0 || point.ranks == inputs.ranks) loaded.points.push_back(point);
     if (!widest || set.system.ranks > widest->ranks) widest = &set.system;
   }
   if (loaded.points.empty())
-    throw InputError(inputs.ranks ? "--ranks " + std::to_string(inputs.ranks) : inputs.files.front(),
+    throw InputError(inputs.ranks ? "--ranks " + std::to_string(inputs.ranks)
+                                  : inputs.files.front(),
                      "leaves no measured points");
   if (!loaded.scenario) loaded.cluster = calib::generic_cluster(*widest, loaded.notes);
   return loaded;

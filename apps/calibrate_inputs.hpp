@@ -19,11 +19,11 @@ struct MeasuredInputs {
   std::string op;
   int nodes = 0;
   int gpus_per_node = 0;
-  bool in_place = false;
+  std::string column = "out-of-place";
   int ranks = 0; // keep only points with this many ranks; 0 = all
 };
 
-// Adds --scenario, --op, --nodes, --gpus-per-node, --in-place, --ranks.
+// Adds --scenario, --op, --nodes, --gpus-per-node, --column, --ranks.
 void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs);
 
 struct LoadedMeasurements {

@@ -30,7 +30,8 @@ struct ValidateOptions {
 // settings alone.
 calib::Calibration scenario_calibration(const std::string& scenario_file) {
   const Scenario scenario = load_scenario_file(scenario_file);
-  if (!scenario.calibration_file.empty()) return calib::read_calibration_file(scenario.calibration_file);
+  if (!scenario.calibration_file.empty())
+    return calib::read_calibration_file(scenario.calibration_file);
   calib::Calibration c;
   c.protocols.front().per_step_overhead = scenario.engine.per_step_overhead;
   c.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
@@ -60,7 +61,8 @@ void run(const ValidateOptions& options) {
   if (options.inputs.scenario.empty())
     throw InputError("--scenario", "validate needs the scenario of the measured system");
   const auto min_bytes = parse_byte_size(options.min_bytes);
-  if (!min_bytes) throw InputError("--min-bytes " + options.min_bytes, "expected a byte size such as 64KiB");
+  if (!min_bytes)
+    throw InputError("--min-bytes " + options.min_bytes, "expected a byte size such as 64KiB");
   const LoadedMeasurements loaded = load_measurements(options.inputs);
   const calib::PointModel model(loaded.cluster, loaded.scenario->seed);
   for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";

@@ -17,27 +17,36 @@ double ps_to_ns(Picoseconds ps) {
 
 std::string_view to_string(LinkGroup group) {
   switch (group) {
-  case LinkGroup::nvlink: return "nvlink";
-  case LinkGroup::pcie: return "pcie";
-  case LinkGroup::network: return "network";
+  case LinkGroup::nvlink:
+    return "nvlink";
+  case LinkGroup::pcie:
+    return "pcie";
+  case LinkGroup::network:
+    return "network";
   }
   return "?";
 }
 
 double nominal_bytes_per_second(const topo::NodeSpec& node, LinkGroup group) {
   switch (group) {
-  case LinkGroup::nvlink: return node.nvlink_bytes_per_second;
-  case LinkGroup::pcie: return node.pcie_bytes_per_second;
-  case LinkGroup::network: return node.nic_bytes_per_second;
+  case LinkGroup::nvlink:
+    return node.nvlink_bytes_per_second;
+  case LinkGroup::pcie:
+    return node.pcie_bytes_per_second;
+  case LinkGroup::network:
+    return node.nic_bytes_per_second;
   }
   return 0;
 }
 
 Picoseconds nominal_latency(const topo::NodeSpec& node, LinkGroup group) {
   switch (group) {
-  case LinkGroup::nvlink: return node.nvlink_latency;
-  case LinkGroup::pcie: return node.pcie_latency;
-  case LinkGroup::network: return node.nic_latency;
+  case LinkGroup::nvlink:
+    return node.nvlink_latency;
+  case LinkGroup::pcie:
+    return node.pcie_latency;
+  case LinkGroup::network:
+    return node.nic_latency;
   }
   return 0;
 }
@@ -105,7 +114,8 @@ Calibration calibration_from_json(const Json& json, const std::string& origin) {
     JsonObject root(json, "");
     const JsonValue format = root.required("format");
     if (format.string() != kFormat)
-      format.fail_expected(std::string("\"") + kFormat + "\" (a file written by `ddlsim calibrate`)");
+      format.fail_expected(std::string("\"") + kFormat +
+                           "\" (a file written by `ddlsim calibrate`)");
     if (auto links = root.optional("links")) {
       JsonObject object = links->object();
       for (LinkGroup g : kLinkGroups) {
@@ -115,7 +125,8 @@ Calibration calibration_from_json(const Json& json, const std::string& origin) {
         LinkCalibration& out = calibration.link(g);
         out.set = true;
         out.latency = ns_to_ps(link.required("latency_ns").number(0, 1e9));
-        out.bytes_per_second = gbps_to_bytes_per_second(link.required("bandwidth_gbps").positive_number(1e6));
+        out.bytes_per_second =
+            gbps_to_bytes_per_second(link.required("bandwidth_gbps").positive_number(1e6));
         if (auto e = link.optional("efficiency")) out.efficiency = e->number(0, 1e6);
         link.finish();
       }
@@ -135,7 +146,8 @@ Calibration calibration_from_json(const Json& json, const std::string& origin) {
         JsonObject object = value.object();
         ProtocolCalibration p;
         p.name = object.required("name").non_empty_string();
-        if (auto v = object.optional("bandwidth_factor")) p.bandwidth_factor = v->positive_number(1e3);
+        if (auto v = object.optional("bandwidth_factor"))
+          p.bandwidth_factor = v->positive_number(1e3);
         if (auto v = object.optional("per_step_overhead_ns"))
           p.per_step_overhead = ns_to_ps(v->number(0, 1e9));
         object.finish();

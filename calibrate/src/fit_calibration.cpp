@@ -10,15 +10,22 @@ namespace ddlsim::calib {
 namespace {
 
 // Where a parameter goes in a Calibration, and its prior.
-enum class Target { latency, efficiency, step_overhead, launch_overhead, reduce_rate,
-                    protocol_factor, protocol_overhead };
+enum class Target {
+  latency,
+  efficiency,
+  step_overhead,
+  launch_overhead,
+  reduce_rate,
+  protocol_factor,
+  protocol_overhead
+};
 struct Parameter {
   std::string name;
   Target target;
   LinkGroup group = LinkGroup::nvlink;
   std::size_t protocol = 0;
-  double center = 0; // log of the prior value
-  double sigma = 1;  // prior sigma in log space
+  double center = 0;  // log of the prior value
+  double sigma = 1;   // prior sigma in log space
   double nominal = 0; // efficiencies: the nominal rate they multiply
 };
 
@@ -55,7 +62,8 @@ std::vector<Parameter> parameters_of(const PointModel& model, const FitOptions& 
   for (LinkGroup g : kLinkGroups) {
     if (!group_present(model.spec(), g, model.nodes())) continue;
     const std::string group = std::string(to_string(g));
-    const double latency_ns = std::max(10.0, static_cast<double>(nominal_latency(node, g)) / kPsPerNs);
+    const double latency_ns =
+        std::max(10.0, static_cast<double>(nominal_latency(node, g)) / kPsPerNs);
     params.push_back({group + ".latency_ns", Target::latency, g, 0, std::log(latency_ns), 2.0, 0});
     params.push_back({group + ".efficiency", Target::efficiency, g, 0, 0.0, 1.5,
                       nominal_bytes_per_second(node, g)});
@@ -102,11 +110,20 @@ Calibration calibration_at(const std::vector<Parameter>& params, const std::vect
       c.link(p.group).efficiency = v;
       c.link(p.group).bytes_per_second = p.nominal * v;
       break;
-    case Target::launch_overhead: c.launch_overhead = ns_to_ps(v); break;
-    case Target::reduce_rate: c.reduce_bytes_per_second = v; break;
-    case Target::protocol_overhead: c.protocols[p.protocol].per_step_overhead = ns_to_ps(v); break;
-    case Target::protocol_factor: c.protocols[p.protocol].bandwidth_factor = v; break;
-    case Target::step_overhead: break;
+    case Target::launch_overhead:
+      c.launch_overhead = ns_to_ps(v);
+      break;
+    case Target::reduce_rate:
+      c.reduce_bytes_per_second = v;
+      break;
+    case Target::protocol_overhead:
+      c.protocols[p.protocol].per_step_overhead = ns_to_ps(v);
+      break;
+    case Target::protocol_factor:
+      c.protocols[p.protocol].bandwidth_factor = v;
+      break;
+    case Target::step_overhead:
+      break;
     }
   }
   return c;
@@ -206,8 +223,8 @@ FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint
   for (LinkGroup g : kLinkGroups) {
     bool seen = false;
     for (std::size_t j = 0; j < params.size(); ++j)
-      if (params[j].group == g && (params[j].target == Target::latency ||
-                                   params[j].target == Target::efficiency))
+      if (params[j].group == g &&
+          (params[j].target == Target::latency || params[j].target == Target::efficiency))
         seen = seen || fit.identified[j];
     if (!seen) report.calibration.link(g).set = false;
   }

@@ -65,13 +65,14 @@ constexpr std::array<Tool, 7> kTools{{{"all_reduce_perf", coll::Op::all_reduce},
 const Tool* tool_named_in(const std::string& line) {
   for (const Tool& tool : kTools) {
     const std::string name = tool.name;
-    for (std::size_t at = line.find(name); at != std::string::npos;
-         at = line.find(name, at + 1)) {
+    for (std::size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
       const bool starts_word =
-          at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_');
+          at == 0 ||
+          !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_');
       const std::size_t after = at + name.size();
-      const bool ends_word = after == line.size() ||
-                             !(std::isalnum(static_cast<unsigned char>(line[after])) || line[after] == '_');
+      const bool ends_word =
+          after == line.size() ||
+          !(std::isalnum(static_cast<unsigned char>(line[after])) || line[after] == '_');
       if (starts_word && ends_word) return &tool;
     }
   }
@@ -80,12 +81,12 @@ const Tool* tool_named_in(const std::string& line) {
 
 // The column layout of a results table, from its "size count type ..." header line.
 struct Layout {
-  std::size_t columns = 0;   // tokens per data row
-  int type = 2;              // index of "type"
-  int redop = -1;            // index of "redop", -1 if none (old all_gather / broadcast tables)
-  int root = -1;             // index of "root", -1 if none
-  int time = 0;              // out-of-place time
-  int in_place_time = -1;    // -1 if no in-place group
+  std::size_t columns = 0; // tokens per data row
+  int type = 2;            // index of "type"
+  int redop = -1;          // index of "redop", -1 if none (old all_gather / broadcast tables)
+  int root = -1;           // index of "root", -1 if none
+  int time = 0;            // out-of-place time
+  int in_place_time = -1;  // -1 if no in-place group
   int algbw = 0, busbw = 0;
 };
 
@@ -236,12 +237,14 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     const std::string line = strip_rank_prefix(raw);
     const std::string where = source + ":" + std::to_string(number);
     std::smatch m;
-    if (const Tool* tool = tool_named_in(line); tool && line.find("NCCL INFO") == std::string::npos) {
+    if (const Tool* tool = tool_named_in(line);
+        tool && line.find("NCCL INFO") == std::string::npos) {
       if (in_table) finish_table();
       run.tool = tool->name;
       run.op = tool->op;
     }
-    if (line.find("NCCL INFO") != std::string::npos || line.find("NCCL version") != std::string::npos ||
+    if (line.find("NCCL INFO") != std::string::npos ||
+        line.find("NCCL version") != std::string::npos ||
         line.find("NCCL WARN") != std::string::npos) {
       read_debug_line(line, run.debug);
       continue; // NCCL_DEBUG lines may fall between a table's header and its rows
@@ -256,7 +259,8 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     if (std::regex_search(line, m, device)) {
       run.rank_hosts.emplace_back(std::stoi(m[1].str()), m[3].str());
       std::string name = m[4].str();
-      while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+      while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
+        name.pop_back();
       if (run.gpu_name.empty()) run.gpu_name = name;
       continue;
     }
@@ -287,21 +291,23 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     }
     if (words.size() != layout->columns)
       throw InputError(where, "a results row with " + std::to_string(words.size()) +
-                                  " columns under a header of " +
-                                  std::to_string(layout->columns) +
+                                  " columns under a header of " + std::to_string(layout->columns) +
                                   " (line " + std::to_string(table.header_line) +
                                   "); is the row cut short or two logs interleaved?");
     NcclRow row;
     row.line = number;
     row.bytes = *bytes;
     const auto count = to_unsigned(words[1]);
-    if (!count) throw InputError(where, "expected an element count in column 2, found \"" + words[1] + "\"");
+    if (!count)
+      throw InputError(where, "expected an element count in column 2, found \"" + words[1] + "\"");
     row.count = *count;
     row.type = words[static_cast<std::size_t>(layout->type)];
     row.redop = layout->redop >= 0 ? words[static_cast<std::size_t>(layout->redop)] : "none";
     if (layout->root >= 0) {
       const auto root = to_double(words[static_cast<std::size_t>(layout->root)]);
-      if (!root) throw InputError(where, "expected a root rank, found \"" + words[static_cast<std::size_t>(layout->root)] + "\"");
+      if (!root)
+        throw InputError(where, "expected a root rank, found \"" +
+                                    words[static_cast<std::size_t>(layout->root)] + "\"");
       row.root = static_cast<int>(*root);
     }
     auto number_at = [&](int index, const char* what) {
@@ -319,7 +325,8 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     row.busbw = number_at(layout->busbw, "busbw (GB/s)");
     if (layout->in_place_time >= 0) {
       const std::string& word = words[static_cast<std::size_t>(layout->in_place_time)];
-      if (word != "N/A") row.in_place_us = number_at(layout->in_place_time, "the in-place time (us)");
+      if (word != "N/A")
+        row.in_place_us = number_at(layout->in_place_time, "the in-place time (us)");
     }
     table.rows.push_back(row);
   }
@@ -368,7 +375,9 @@ int ranks_from_bus_factor(coll::Op op, const std::vector<NcclRow>& rows) {
   }
   const double rounded = std::round(n);
   // Two printed decimals: accept only a clear integer.
-  return rounded >= 2 && std::abs(n - rounded) < 0.1 * rounded / 4 + 0.15 ? static_cast<int>(rounded) : 0;
+  return rounded >= 2 && std::abs(n - rounded) < 0.1 * rounded / 4 + 0.15
+             ? static_cast<int>(rounded)
+             : 0;
 }
 
 } // namespace
@@ -393,7 +402,8 @@ MeasuredSet to_measured_set(const NcclLog& log, const SystemHints& hints, NcclCo
     }
     if (system.ranks == 0 && hints.nodes > 0 && hints.gpus_per_node > 0) {
       system.ranks = hints.nodes * hints.gpus_per_node;
-      system.notes.push_back("ranks " + std::to_string(system.ranks) + " from --nodes x --gpus-per-node");
+      system.notes.push_back("ranks " + std::to_string(system.ranks) +
+                             " from --nodes x --gpus-per-node");
     }
     if (system.ranks == 0)
       throw InputError(where, "cannot tell how many ranks ran this table (no `Rank N ... on HOST` "
@@ -417,7 +427,8 @@ MeasuredSet to_measured_set(const NcclLog& log, const SystemHints& hints, NcclCo
     if (system.nodes == 0 && hints.nodes > 0 && system.ranks % hints.nodes == 0) {
       system.nodes = hints.nodes;
       system.gpus_per_node = system.ranks / hints.nodes;
-      system.notes.push_back("GPUs per node " + std::to_string(system.gpus_per_node) + " from --nodes");
+      system.notes.push_back("GPUs per node " + std::to_string(system.gpus_per_node) +
+                             " from --nodes");
     }
     for (const NcclRow& row : table.rows) {
       const std::string row_where = log.source + ":" + std::to_string(row.line);
@@ -431,8 +442,9 @@ MeasuredSet to_measured_set(const NcclLog& log, const SystemHints& hints, NcclCo
       point.dtype = *dtype;
       point.reduction = row.redop == "avg" ? coll::Reduction::avg : coll::Reduction::sum;
       point.ranks = system.ranks;
-      const double us = column == NcclColumn::in_place && row.in_place_us ? *row.in_place_us
-                                                                          : row.out_of_place_us;
+      double us = row.out_of_place_us;
+      if (row.in_place_us && column == NcclColumn::in_place) us = *row.in_place_us;
+      if (row.in_place_us && column == NcclColumn::mean) us = (us + *row.in_place_us) / 2;
       point.seconds = us * 1e-6;
       point.where = row_where;
       set.points.push_back(point);

@@ -14,8 +14,10 @@ PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
   for (const topo::NodeGroup& group : spec_.node_groups) {
     nodes_ += group.count;
     total_gpus_ += group.count * group.spec.gpus;
-    if (gpus_per_node_ == 0) gpus_per_node_ = group.spec.gpus;
-    else if (gpus_per_node_ != group.spec.gpus) gpus_per_node_ = -1;
+    if (gpus_per_node_ == 0)
+      gpus_per_node_ = group.spec.gpus;
+    else if (gpus_per_node_ != group.spec.gpus)
+      gpus_per_node_ = -1;
   }
   if (gpus_per_node_ < 0) gpus_per_node_ = 0;
 }
@@ -41,7 +43,8 @@ std::vector<coll::CollectiveCall> PointModel::candidates(const MeasuredPoint& po
   for (const topo::NodeGroup& group : spec_.node_groups) {
     for (int i = 0; i < group.count; ++i) {
       const int node = call.node_of_rank.empty() ? 0 : call.node_of_rank.back() + 1;
-      for (int g = 0; g < group.spec.gpus && static_cast<int>(call.node_of_rank.size()) < call.ranks; ++g)
+      for (int g = 0;
+           g < group.spec.gpus && static_cast<int>(call.node_of_rank.size()) < call.ranks; ++g)
         call.node_of_rank.push_back(node);
     }
   }
@@ -52,9 +55,9 @@ std::vector<coll::CollectiveCall> PointModel::candidates(const MeasuredPoint& po
     return calls;
   }
   call.algorithm = point.op == coll::Op::broadcast || point.op == coll::Op::reduce ? "binomial"
-                   : point.op == coll::Op::all_to_all ? "pairwise"
-                   : point.op == coll::Op::send_recv  ? "direct"
-                                                      : "ring";
+                   : point.op == coll::Op::all_to_all                              ? "pairwise"
+                   : point.op == coll::Op::send_recv                               ? "direct"
+                                                                                   : "ring";
   if (point.op == coll::Op::broadcast) call.algorithm = "pipelined_chain";
   calls.push_back(call);
   const int used_nodes = call.node_of_rank.empty() ? 0 : call.node_of_rank.back() + 1;

@@ -5,8 +5,7 @@
 namespace ddlsim::calib {
 namespace {
 
-template <typename Enum>
-Enum enum_named(const JsonValue& value, std::initializer_list<Enum> all) {
+template <typename Enum> Enum enum_named(const JsonValue& value, std::initializer_list<Enum> all) {
   std::vector<std::string> names;
   for (Enum e : all) names.emplace_back(coll::to_string(e));
   const std::string name = value.choice(names);
@@ -41,11 +40,11 @@ MeasuredSet read_real_report(const Json& report, const std::string& source) {
       point.ranks = ranks;
       point.bytes = row.required("bytes").bytes(0, std::uint64_t{1} << 50);
       if (auto v = row.optional("type"))
-        point.dtype = enum_named(*v, {coll::DataType::fp32, coll::DataType::fp16,
-                                      coll::DataType::bf16});
+        point.dtype =
+            enum_named(*v, {coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
       if (auto v = row.optional("redop"))
-        point.reduction = enum_named(*v, {coll::Reduction::sum, coll::Reduction::avg,
-                                          coll::Reduction::adasum});
+        point.reduction =
+            enum_named(*v, {coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
       if (auto v = row.optional("algorithm")) point.algorithm = v->non_empty_string();
       if (auto v = row.optional("time_ps"))
         point.seconds = ps_to_seconds(v->integer(1, INT64_MAX));

@@ -33,7 +33,8 @@ void finish(ValidationReport& report) {
 ErrorSummary summarize(std::span<const ValidationRow> rows, std::uint64_t min_bytes) {
   std::vector<double> errors;
   for (const ValidationRow& row : rows)
-    if (row.predicted && row.point.bytes >= min_bytes) errors.push_back(std::abs(row.error_percent));
+    if (row.predicted && row.point.bytes >= min_bytes)
+      errors.push_back(std::abs(row.error_percent));
   ErrorSummary s;
   s.points = errors.size();
   if (errors.empty()) return s;
@@ -194,8 +195,10 @@ Json to_json(const ValidationReport& report) {
                     {"protocol", row.simulated.protocol},
                     {"where", row.point.where}});
   auto summary = [](const ErrorSummary& s) {
-    return Json{{"points", s.points}, {"median_abs_error_percent", s.median},
-                {"p90_abs_error_percent", s.p90}, {"max_abs_error_percent", s.max}};
+    return Json{{"points", s.points},
+                {"median_abs_error_percent", s.median},
+                {"p90_abs_error_percent", s.p90},
+                {"max_abs_error_percent", s.max}};
   };
   return {{"mode", report.mode},
           {"min_bytes", report.min_bytes},

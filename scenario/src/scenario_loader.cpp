@@ -164,7 +164,8 @@ void apply_calibration_file(Scenario& scenario, const std::filesystem::path& bas
   if (file.is_relative()) file = base_dir / file;
   try {
     const calib::Calibration calibration = calib::read_calibration_file(file);
-    const calib::EngineCalibration engine = calib::apply_calibration(calibration, scenario.topology);
+    const calib::EngineCalibration engine =
+        calib::apply_calibration(calibration, scenario.topology);
     scenario.engine.per_step_overhead = engine.per_step_overhead;
     scenario.engine.launch_overhead = engine.launch_overhead;
     if (engine.reduce_bytes_per_second > 0)

@@ -84,7 +84,7 @@ TEST_CASE("applying a calibration sets the calibrated classes and leaves the oth
   CHECK(out.nic_bytes_per_second == Approx(10e9 * 0.25)); // the ll protocol's factor
   CHECK(out.nic_latency == 5 * kPsPerUs);
   CHECK(out.nvlink_bytes_per_second == Approx(200e9 * 0.25));
-  CHECK(out.pcie_bytes_per_second == 25e9); // not calibrated
+  CHECK(out.pcie_bytes_per_second == 25e9);      // not calibrated
   CHECK(spec.fabric.link_bytes_per_second == 0); // single switch: the port follows the NIC
   CHECK(engine.per_step_overhead == 400 * kPsPerNs);
   CHECK(engine.launch_overhead == 3 * kPsPerUs);
@@ -92,7 +92,8 @@ TEST_CASE("applying a calibration sets the calibrated classes and leaves the oth
   CHECK(spec.node_groups[0].spec.nic_bytes_per_second == Approx(10e9)); // idempotent
 }
 
-TEST_CASE("a scenario's \"calibration\" applies to its topology and engine, relative to its folder") {
+TEST_CASE(
+    "a scenario's \"calibration\" applies to its topology and engine, relative to its folder") {
   const auto dir = std::filesystem::temp_directory_path() / "ddlsim_calibration_test";
   std::filesystem::create_directories(dir / "cal");
   write_calibration_file(sample(), dir / "cal" / "c.json");
@@ -114,7 +115,7 @@ TEST_CASE("a scenario's \"calibration\" applies to its topology and engine, rela
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("error summaries: median, p90 (nearest rank) and max of |error| above a size") {
+TEST_CASE("error summaries give median and p90 (nearest rank) and max of |error| above a size") {
   std::vector<ValidationRow> rows;
   const double errors[] = {1, -2, 3, -4, 5, 6, -7, 8, 9, -10, 50};
   for (int i = 0; i < 11; ++i) {
@@ -133,7 +134,7 @@ TEST_CASE("error summaries: median, p90 (nearest rank) and max of |error| above 
   CHECK(summarize(rows, 1 << 16).points == 9);
 }
 
-TEST_CASE("--cross-validate modes parse, and bad ones say what is expected") {
+TEST_CASE("cross-validation modes parse and bad ones say what is expected") {
   CHECK(parse_cross_validation("kfold:5").folds == 5);
   const CrossValidation sizes = parse_cross_validation("sizes:64KiB,256MiB");
   CHECK(sizes.sizes == std::vector<std::uint64_t>{65536, 268435456});
@@ -145,7 +146,7 @@ TEST_CASE("--cross-validate modes parse, and bad ones say what is expected") {
              Catch::Contains("\"64 apples\" is not a byte size"));
 }
 
-TEST_CASE("ddlsim reports read as measurements; bad rows name file and pointer") {
+TEST_CASE("ddlsim reports read as measurements and bad rows name file and pointer") {
   const Json report = {{"scenario", "x"},
                        {"engine", "analytic"},
                        {"backend", "host"},

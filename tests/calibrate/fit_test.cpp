@@ -157,8 +157,8 @@ TEST_CASE("cross-validation predicts held-out sizes of engine-made data") {
   FitOptions options;
   options.protocols = {"simple"};
   options.max_iterations = 30;
-  const ValidationReport report =
-      cross_validate(model, points, parse_cross_validation("sizes:1KiB,16KiB,1MiB,64MiB"), options, 0);
+  const ValidationReport report = cross_validate(
+      model, points, parse_cross_validation("sizes:1KiB,16KiB,1MiB,64MiB"), options, 0);
   CHECK(report.all.points == points.size() - 4);
   CHECK(report.all.max < 2.0);
   CHECK_FALSE(report.rows[0].predicted);

@@ -57,7 +57,7 @@ TEST_CASE("the V100 cube-mesh log parses: one all_reduce table of 25 rows on 8 r
   CHECK(set.points.back().where.ends_with("v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt:68"));
 }
 
-TEST_CASE("the p4de log parses through its srun prefix; ranks come from busbw / algbw") {
+TEST_CASE("the p4de log parses through its srun prefix and ranks come from busbw / algbw") {
   const NcclLog log = parse_nccl_log_file(data("aws-p4de.24xlarge-2node-efa-a100.txt"));
   REQUIRE(log.tables.size() == 1);
   const NcclTable& t = log.tables[0];
@@ -109,6 +109,8 @@ TEST_CASE("the g5 log parses into its three runs: two single-GPU baselines and t
   REQUIRE(set.points.size() == 75);
   CHECK(set.points[50 + 20].seconds == Approx(11719e-6));
   CHECK(set.system.ranks == 2); // the widest run
+  CHECK(to_measured_set(log, {}, NcclColumn::mean).points[70].seconds ==
+        Approx((12668 + 11719) / 2.0 * 1e-6));
 }
 
 TEST_CASE("srun-prefixed reduce_scatter_perf with NCCL_DEBUG lines and Group columns") {
@@ -144,7 +146,7 @@ TEST_CASE("mpirun --tag-output all_gather_perf in the old layout without redop")
   CHECK(t.system.gpu_name == "Tesla V100-SXM2-32GB");
 }
 
-TEST_CASE("broadcast_perf and alltoall_perf in one file; N/A in-place columns") {
+TEST_CASE("broadcast_perf and alltoall_perf in one file with N/A in-place columns") {
   const NcclLog log = parse_nccl_log_file(data("broadcast-and-alltoall.txt"));
   REQUIRE(log.tables.size() == 2);
   CHECK(*log.tables[0].op == coll::Op::broadcast);

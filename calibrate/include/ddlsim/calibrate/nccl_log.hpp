@@ -51,8 +51,10 @@ NcclLog parse_nccl_log_file(const std::filesystem::path& file);
 // can tell logs from JSON reports.
 bool looks_like_nccl_log(std::string_view text);
 
-// Which time column a MeasuredPoint takes.
-enum class NcclColumn { out_of_place, in_place };
+// Which time column a MeasuredPoint takes: nccl-tests times every size twice, out of place and
+// in place; their mean halves the run-to-run scatter. Where a row has no in-place time
+// (N/A), every choice takes the out-of-place one.
+enum class NcclColumn { out_of_place, in_place, mean };
 
 // What the user says about a log whose header does not (flags of `ddlsim calibrate`).
 struct SystemHints {

@@ -4,9 +4,9 @@
 //
 // Minimises  sum_i w_i r_i(x)^2 + sum_j ((x_j - c_j) / s_j)^2  where the Huber weight
 // w_i = min(1, k·σ / |r_i|) is recomputed from the residuals of the last step (σ = 1.4826 ×
-// the median absolute residual, at least 1: the residuals come in units of their noise), so a few outliers (a noisy row, a protocol switch the model
-// does not have) cannot pull the fit. The Jacobian is taken by central differences, because the
-// model is a simulator.
+// the median absolute residual, at least 1: the residuals come in units of their noise), so a few
+// outliers (a noisy row, a protocol switch the model does not have) cannot pull the fit. The
+// Jacobian is taken by central differences, because the model is a simulator.
 #pragma once
 
 #include <functional>
