@@ -108,6 +108,14 @@ TEST_CASE(
   CHECK(s.engine.launch_overhead == 3 * kPsPerUs);
   CHECK(s.engine.reduce_bytes_per_second == Approx(500e9));
   CHECK(s.calibration_file == (dir / "cal" / "c.json").string());
+  // Sweep points (ddlsim plan) inherit it too.
+  Json swept = scenario;
+  swept["sweep"] = {{{"set", "/topology/nodes/0/count"}, {"values", {1, 2}}}};
+  const Scenario base = load_scenario(swept, (dir / "s.json").string(), dir);
+  const SweepPoint point = sweep_point(base, 0);
+  CHECK(point.scenario.topology.node_groups[0].count == 1);
+  CHECK(point.scenario.topology.node_groups[0].spec.nic_latency == 5 * kPsPerUs);
+  CHECK(point.scenario.engine.launch_overhead == 3 * kPsPerUs);
   Json missing = scenario;
   missing["calibration"] = "nope.json";
   CHECK_THAT(error_of([&] { load_scenario(missing, "s.json", dir); }),
