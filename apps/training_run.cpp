@@ -155,8 +155,9 @@ void write_file(const std::string& path, const std::string& text) {
 std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
                                                     sim::AnalyticOptions engine,
                                                     sim::CollectiveTiming* timing) {
-  auto plan = std::make_shared<const models::TrainingPlan>(
-      models::plan_training(scenario.workload.training.jobs));
+  models::TrainingPlan planned = models::plan_training(scenario.workload.training.jobs);
+  planned.launch_overhead = scenario.engine.launch_overhead; // from a calibration, if any
+  auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
   engine.record_steps = true; // the metrics come from the step records

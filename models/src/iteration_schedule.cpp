@@ -94,6 +94,16 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
         profile >= 0 ? c.ready_step[static_cast<std::size_t>(profile)] : kNone;
     if (has_program(c, channel)) {
       StepStream stream = algorithm.program(c.call, rank, channel - 1);
+      if (plan->launch_overhead > 0) { // the launch, which the collective's steps then follow
+        Step launch = compute_step(plan->launch_overhead, channel);
+        if (ready != kNone) {
+          launch.wait_channel = kComputeChannel;
+          launch.wait_step = ready;
+        }
+        add_dep(launch, previous_join);
+        co_yield launch;
+        previous_join = index++;
+      }
       const std::uint32_t base = index;
       std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone;
       // Adasum: each receive-reduce is followed by the dot products it needs (a.b, a.a, b.b in
@@ -148,13 +158,15 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
 
 // How many steps communication channel `channel` of `rank` has up to the end of collective
 // `last` (each collective's steps plus its join), counted by pulling the generators once.
-std::uint32_t communication_steps(const JobPlan& job, int rank, int channel, std::size_t last) {
+std::uint32_t communication_steps(const TrainingPlan& plan, const JobPlan& job, int rank,
+                                  int channel, std::size_t last) {
   std::uint32_t count = 0;
   for (std::size_t i = 0; i <= last && i < job.collectives.size(); ++i) {
     const PlannedCollective& c = job.collectives[i];
     if (!has_program(c, channel)) continue;
     StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
     const bool adasum = c.call.reduction == coll::Reduction::adasum;
+    if (plan.launch_overhead > 0) ++count;
     for (Step step; stream.next(step);)
       count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
     ++count;                                                         // the join
@@ -181,13 +193,14 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_ind
       const int c = job.exchange_collective[static_cast<std::size_t>(step.wait_exchange)];
       if (c >= 0) {
         out.wait_channel = 1;
-        out.wait_step = communication_steps(job, rank, 1, static_cast<std::size_t>(c)) - 1;
+        out.wait_step = communication_steps(*plan, job, rank, 1, static_cast<std::size_t>(c)) - 1;
       }
     }
     co_yield next(out);
   }
   for (int channel = 1; channel < channels; ++channel) {
-    const std::uint32_t steps = communication_steps(job, rank, channel, job.collectives.size());
+    const std::uint32_t steps =
+        communication_steps(*plan, job, rank, channel, job.collectives.size());
     if (steps == 0) continue;
     Step wait = compute_step(0, kComputeChannel);
     wait.wait_channel = static_cast<std::uint16_t>(channel);

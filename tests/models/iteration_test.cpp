@@ -334,3 +334,19 @@ TEST_CASE("Adasum adds its dot products to every reduction of recursive doubling
   CHECK(adasum.jobs[0].max_communication > sum.jobs[0].max_communication);
   CHECK(adasum.jobs[0].time > sum.jobs[0].time);
 }
+
+TEST_CASE("a calibrated launch overhead delays each collective of the iteration by its length") {
+  const Scenario scenario = load_text(cluster(4, 25, with(R"({"type": "none"})")));
+  auto time_with = [&scenario](Picoseconds launch) {
+    TrainingPlan plan = plan_training(scenario.workload.training.jobs);
+    plan.launch_overhead = launch;
+    const topo::Topology topology = topo::build_topology(scenario.topology);
+    topo::Router router(topology);
+    return sim::simulate_analytic(topology, router,
+                                  iteration_schedule(std::make_shared<const TrainingPlan>(plan)),
+                                  sim::AnalyticOptions{})
+        .time;
+  };
+  const Picoseconds base = time_with(0);
+  CHECK(time_with(30 * kPsPerUs) == base + 30 * kPsPerUs); // one collective, fully exposed
+}

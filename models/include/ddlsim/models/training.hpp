@@ -119,7 +119,10 @@ struct JobPlan {
 
 struct TrainingPlan {
   std::vector<JobPlan> jobs;
-  int ranks = 0;                           // 1 + the largest global rank used
+  int ranks = 0; // 1 + the largest global rank used
+  // Software cost of launching each collective (a calibration's launch overhead): a compute
+  // step of this length on each communication channel before the collective's first step.
+  Picoseconds launch_overhead = 0;
   int job_of_rank(int rank) const;         // -1 when no job uses the rank
   int local_rank(int job, int rank) const; // the rank's index in the job (servers after GPUs)
 };
