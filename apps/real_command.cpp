@@ -10,24 +10,70 @@
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/real/host_backend.hpp"
 #include "ddlsim/real/machine.hpp"
+#include "ddlsim/real/netns_cluster.hpp"
+#include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/report.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace ddlsim::cli {
 namespace {
 
-// Where the ranks run: loopback, or (with --emulate) the namespaces of an emulated cluster.
+// Where the ranks run: loopback, or (with --emulate) the namespaces of an emulated cluster
+// whose links take the scenario's NIC rate and latency (one rank per node, one switch).
 class EmulatedCluster {
 public:
-  EmulatedCluster(const std::string& scenario, int /*ranks*/) {
-    if (!scenario.empty()) throw InputError("--emulate", "link emulation is not built yet");
+  EmulatedCluster(const std::string& scenario_file, int ranks, double loss_percent) {
+    if (scenario_file.empty()) return;
+    const Scenario scenario = load_scenario_file(scenario_file);
+    const topo::ClusterSpec& cluster = scenario.topology;
+    if (cluster.fabric.type != topo::FabricType::single_switch)
+      throw InputError(scenario_file + ": /topology/fabric/type",
+                       "--emulate builds one switch; use a single_switch fabric");
+    std::vector<real::LinkShape> links;
+    for (const topo::NodeGroup& group : cluster.node_groups)
+      for (int i = 0; i < group.count && int(links.size()) < ranks; ++i) {
+        double bytes_per_second = group.spec.nic_bytes_per_second * group.spec.nics;
+        if (cluster.fabric.link_bytes_per_second > 0)
+          bytes_per_second = std::min(bytes_per_second, cluster.fabric.link_bytes_per_second);
+        const double delay_us = ps_to_us(group.spec.nic_latency + cluster.fabric.link_latency / 2);
+        links.push_back({bytes_per_second * 8 / 1e9, delay_us, loss_percent});
+      }
+    if (int(links.size()) < ranks)
+      throw InputError(scenario_file + ": /topology/nodes",
+                       "--emulate runs one rank per node: " + std::to_string(ranks) +
+                           " ranks need " + std::to_string(ranks) + " nodes, the scenario has " +
+                           std::to_string(links.size()));
+    const std::string why = real::NetnsCluster::unavailable_reason();
+    if (!why.empty()) {
+      fallback_ = "loopback, no link emulation (--emulate fell back: " + why + ")";
+      std::fprintf(stderr, "ddlsim real: cannot emulate the cluster (%s); running on loopback\n",
+                   why.c_str());
+      return;
+    }
+    try {
+      cluster_.emplace(links);
+    } catch (const std::runtime_error& error) {
+      throw InputError("--emulate",
+                       std::string("building the emulated cluster failed: ") + error.what());
+    }
   }
-  std::vector<real::RankPlace> places() const { return {}; }
-  std::string description() const { return "loopback, no link emulation"; }
+  std::vector<real::RankPlace> places() const {
+    return cluster_ ? cluster_->places() : std::vector<real::RankPlace>{};
+  }
+  std::string description() const {
+    return cluster_            ? "emulated: " + cluster_->description()
+           : fallback_.empty() ? "loopback, no link emulation"
+                               : fallback_;
+  }
+
+private:
+  std::optional<real::NetnsCluster> cluster_;
+  std::string fallback_;
 };
 
 struct RealOptions {
@@ -52,6 +98,7 @@ struct RealOptions {
   std::string check_limit = "256MiB";
   std::string fault;
   std::string emulate;
+  double loss_percent = 0;
   std::string json;
 };
 
@@ -210,7 +257,7 @@ void run(const RealOptions& o) {
     throw InputError("--fault", "rank " + std::to_string(host.fault.rank) + " is not below " +
                                     std::to_string(schedules.front().ranks()));
 
-  EmulatedCluster cluster(o.emulate, schedules.front().ranks());
+  EmulatedCluster cluster(o.emulate, schedules.front().ranks(), o.loss_percent);
   host.places = cluster.places();
 
   sim::CollectiveReport report{"ddlsim real", "host", first.op, first.ranks, 0, {}};
@@ -320,6 +367,8 @@ void add_real_command(CLI::App& app) {
   cmd->add_option("--emulate", o->emulate,
                   "Scenario whose NIC rate and latency shape the links between the ranks "
                   "(network namespaces, veth, bridge, tc; needs root)");
+  cmd->add_option("--loss", o->loss_percent, "Packet loss per link direction, percent (--emulate)")
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--json", o->json, "Write the report, machine and per-step timelines to FILE");
   cmd->callback([o] { run(*o); });
 }

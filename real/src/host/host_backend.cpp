@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -152,6 +153,9 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
     }
     const pid_t pid = ::fork();
     if (pid == 0) {
+      // A rank dies with the coordinator, and leaves signals to it (it tears down namespaces).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, SIG_DFL);
       // The child keeps only its own ends: other ranks' listeners and control ends are closed
       // so that a dead rank's sockets really close.
       for (int q = 0; q < ranks; ++q) {
