@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
@@ -64,6 +65,7 @@ void RankEngine::run_once(std::vector<StepTiming>* timeline) {
   programs_.clear();
   programs_.resize(std::size_t(channels_));
   ready_.clear();
+  computing_.clear();
   iteration_start_ = Clock::now();
   for (int c = 0; c < channels_; ++c) {
     programs_[std::size_t(c)].channel = c;
@@ -75,8 +77,15 @@ void RankEngine::run_once(std::vector<StepTiming>* timeline) {
   auto last_progress = Clock::now();
   while (!all_done()) {
     if (options_.abort && options_.abort->load()) fail("stopped by the coordinator");
+    const auto next_compute_end = finish_computes();
+    drain_ready();
+    if (all_done()) break;
+    // A compute step in progress is progress until it ends.
+    if (next_compute_end != Clock::time_point::max())
+      last_progress = std::max(last_progress, Clock::now());
     const auto limit = last_progress + options_.timeout;
-    const bool progress = pump_io(millis_until(limit, 100));
+    const auto wake = std::min(limit, next_compute_end);
+    const bool progress = pump_io(millis_until(wake, 100));
     drain_ready();
     if (progress) {
       last_progress = Clock::now();
@@ -164,6 +173,7 @@ void RankEngine::advance(std::uint32_t id) {
     }
     for (std::size_t d = 0; d < program.next.dep_count; ++d)
       if (!program.done[program.next.deps[d]]) return; // queued again when the dep completes
+    if (program.next.has_wait() && !wait_done(program.next)) return; // likewise
     program.has_next = false;
     const auto index = std::uint32_t(program.steps.size());
     program.steps.push_back(program.next);
@@ -182,6 +192,11 @@ void RankEngine::start(std::uint32_t id, std::uint32_t index) {
     inject_fault(ref);
   ++steps_started_;
   const coll::Step& step = programs_[id].steps[index];
+  if (step.kind == coll::StepKind::compute) {
+    const auto duration = std::chrono::nanoseconds(std::llround(step.param / 1000));
+    computing_.push_back({Clock::now() + duration, ref});
+    return;
+  }
   if (step.is_local()) {
     try {
       run_local_step(step, call_.reduction, call_.dtype, buffers_.bytes(step.src),
@@ -218,15 +233,46 @@ void RankEngine::inject_fault(const Ref& at) {
   fail(where(at) + ": stalled by fault injection");
 }
 
+bool RankEngine::wait_done(const coll::Step& step) const {
+  if (step.wait_channel >= programs_.size())
+    fail("a step waits for channel " + std::to_string(step.wait_channel) +
+         " but the schedule has " + std::to_string(programs_.size()) + " channels");
+  const Program& other = programs_[step.wait_channel];
+  return step.wait_step < other.done.size() && other.done[step.wait_step];
+}
+
+Clock::time_point RankEngine::finish_computes() {
+  const auto now = Clock::now();
+  auto next = Clock::time_point::max();
+  // Complete in order of end time (ties by start), so that timelines stay ordered.
+  std::sort(computing_.begin(), computing_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::size_t done = 0;
+  while (done < computing_.size() && computing_[done].first <= now)
+    complete(computing_[done++].second);
+  computing_.erase(computing_.begin(), computing_.begin() + std::ptrdiff_t(done));
+  if (!computing_.empty()) next = computing_.front().first;
+  return next;
+}
+
 void RankEngine::complete(Ref ref) {
   Program& program = programs_[ref.program];
   program.done[ref.index] = 1;
   program.end_ns[ref.index] = now_ns();
   --program.unfinished;
   ++steps_completed_;
-  if (!program.queued) {
-    program.queued = true;
-    ready_.push_back(ref.program);
+  const auto enqueue = [this](std::uint32_t id) {
+    if (programs_[id].queued) return;
+    programs_[id].queued = true;
+    ready_.push_back(id);
+  };
+  enqueue(ref.program);
+  // Programs of this rank whose next step waits for this channel may go on now.
+  for (std::uint32_t other = 0; other < programs_.size(); ++other) {
+    const Program& waiter = programs_[other];
+    if (waiter.has_next && waiter.next.has_wait() &&
+        waiter.next.wait_channel == std::uint32_t(program.channel))
+      enqueue(other);
   }
 }
 
@@ -540,10 +586,14 @@ std::string RankEngine::stuck() const {
       std::string deps;
       for (std::size_t d = 0; d < program.next.dep_count; ++d)
         if (!program.done[program.next.deps[d]])
-          deps += (deps.empty() ? "" : ",") + std::to_string(program.next.deps[d]);
+          deps += (deps.empty() ? "steps " : ",") + std::to_string(program.next.deps[d]);
+      if (program.next.has_wait() && !wait_done(program.next))
+        deps += std::string(deps.empty() ? "" : " and ") + "channel " +
+                std::to_string(program.next.wait_channel) + " step " +
+                std::to_string(program.next.wait_step);
       lines.push_back(coll::detail::to_string(coll::detail::StepPlace{
                           rank_, program.channel, std::uint32_t(program.steps.size())}) +
-                      " (" + coll::detail::describe(program.next) + ") waits for steps " + deps);
+                      " (" + coll::detail::describe(program.next) + ") waits for " + deps);
     }
   if (lines.empty()) return "rank " + std::to_string(rank_) + " has no step in flight";
   std::string text;

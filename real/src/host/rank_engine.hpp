@@ -113,6 +113,10 @@ private:
   };
 
   void advance(std::uint32_t program);
+  // Rule 1's cross-program wait: whether step `wait_step` of channel `wait_channel` completed.
+  bool wait_done(const coll::Step& step) const;
+  // Completes the compute steps whose time is up; the earliest pending end, or max().
+  Clock::time_point finish_computes();
   void drain_ready();
   void start(std::uint32_t program, std::uint32_t index);
   void complete(Ref ref);
@@ -144,6 +148,9 @@ private:
   std::vector<Peer> peers_;
   std::vector<Program> programs_;
   std::deque<std::uint32_t> ready_;
+  // Compute steps in progress: they end at a time, while the loop keeps moving bytes (a GPU
+  // computes while the NIC transfers).
+  std::vector<std::pair<Clock::time_point, Ref>> computing_;
   std::vector<std::byte> inbox_;
   Clock::time_point iteration_start_;
   std::uint64_t steps_started_ = 0, steps_completed_ = 0, bytes_sent_ = 0;
