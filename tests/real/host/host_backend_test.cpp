@@ -172,7 +172,7 @@ TEST_CASE("host: the timeline has every step of the last iteration, each ending 
       CHECK(step.end_ns >= step.start_ns);
     }
   }
-  // The first reduce-scatter receive of rank 1 cannot end before rank 0 started the send to it.
+  // Steps are recorded in program order: rank 0's first step is its send to rank 1.
   const auto& sender = run.ranks[0].timeline.front();
   REQUIRE(sender.kind == StepKind::send);
   CHECK(sender.peer == 1);
