@@ -9,6 +9,9 @@
 #include "ddlsim/core/suggest.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/real/host_backend.hpp"
+#ifdef DDLSIM_WITH_CUDA
+#include "ddlsim/real/cuda_backend.hpp"
+#endif
 #include "ddlsim/real/machine.hpp"
 #include "ddlsim/real/netns_cluster.hpp"
 #include "ddlsim/scenario/scenario.hpp"
@@ -221,13 +224,38 @@ void print_row(const sim::CollectiveRow& row, double factor, const real::HostRun
   std::fflush(stdout);
 }
 
+// The CUDA backend's result in the host backend's terms (one outcome, no per-rank timelines).
+real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
+                         [[maybe_unused]] const real::HostOptions& host) {
+  real::HostRun run;
+#ifdef DDLSIM_WITH_CUDA
+  real::CudaOptions options;
+  options.iterations = host.iterations;
+  options.warmup = host.warmup;
+  options.check_limit_bytes = host.check_limit_bytes;
+  const real::CudaRun gpu = real::run_cuda(schedule, options);
+  run.ok = gpu.ok;
+  run.error = gpu.error;
+  run.checked = gpu.checked;
+  run.seconds = gpu.seconds;
+  run.wrong = gpu.wrong;
+  run.steps = gpu.steps;
+  run.bytes_sent = gpu.bytes_sent;
+#endif
+  return run;
+}
+
 void run(const RealOptions& o) {
-  if (o.backend != "host")
+  if (o.backend != "host" && o.backend != "cuda")
     throw InputError("--backend",
-                     o.backend == "cuda" || o.backend == "nccl"
-                         ? "the " + o.backend +
-                               " backend is not in this build yet; use --backend host"
+                     o.backend == "nccl"
+                         ? "the nccl backend is not built yet; use --backend host or cuda"
                          : "unknown backend \"" + o.backend + "\"; expected host, cuda or nccl");
+#ifndef DDLSIM_WITH_CUDA
+  if (o.backend == "cuda")
+    throw InputError("--backend", "this ddlsim was built without CUDA (configure with "
+                                  "-DDDLSIM_CUDA=ON where nvcc is installed); use --backend host");
+#endif
   if (!(o.timeout_seconds > 0 && o.timeout_seconds <= 3600))
     throw InputError("--timeout", "expected seconds in (0, 3600]");
   real::HostOptions host;
@@ -260,17 +288,21 @@ void run(const RealOptions& o) {
   EmulatedCluster cluster(o.emulate, schedules.front().ranks(), o.loss_percent);
   host.places = cluster.places();
 
-  sim::CollectiveReport report{"ddlsim real", "host", first.op, first.ranks, 0, {}};
+  sim::CollectiveReport report{"ddlsim real", o.backend, first.op, first.ranks, 0, {}};
   const double factor = sim::bus_bandwidth_factor(first.op, first.ranks);
+  const std::string backend_text =
+      o.backend == "cuda" ? std::string("cuda backend (virtual ranks on GPU 0)")
+                          : "host backend (" + std::string(o.threads ? "threads" : "processes") +
+                                ", " + cluster.description() + ")";
   print_header(first, std::string(coll::to_string(first.op)) + " on " +
-                          std::to_string(first.ranks) + " ranks, host backend (" +
-                          (o.threads ? "threads" : "processes") + ", " + cluster.description() +
-                          "), " + std::to_string(o.warmup) + " warm-up + " +
-                          std::to_string(o.iterations) + " timed iterations");
+                          std::to_string(first.ranks) + " ranks, " + backend_text + ", " +
+                          std::to_string(o.warmup) + " warm-up + " + std::to_string(o.iterations) +
+                          " timed iterations");
   Json rows = Json::array(), timelines = Json::array();
   std::string failure;
   for (const coll::Schedule& schedule : schedules) {
-    const real::HostRun run = real::run_host(schedule, host);
+    const real::HostRun run =
+        o.backend == "cuda" ? run_on_gpu(schedule, host) : real::run_host(schedule, host);
     sim::CollectiveRow row;
     row.bytes = schedule.call().bytes;
     row.count = schedule.call().elements();
@@ -297,7 +329,7 @@ void run(const RealOptions& o) {
   }
   if (!o.json.empty()) {
     Json out = sim::to_json(report);
-    out["backend"] = "host";
+    out["backend"] = o.backend;
     out["mode"] = o.threads ? "threads" : "processes";
     out["iterations"] = o.iterations;
     out["warmup"] = o.warmup;
