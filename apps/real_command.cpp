@@ -255,6 +255,9 @@ void run(const RealOptions& o) {
   if (o.backend == "cuda")
     throw InputError("--backend", "this ddlsim was built without CUDA (configure with "
                                   "-DDDLSIM_CUDA=ON where nvcc is installed); use --backend host");
+#else
+  if (const std::string why = real::cuda_unavailable_reason(); o.backend == "cuda" && !why.empty())
+    throw InputError("--backend", "no usable GPU (" + why + "); use --backend host");
 #endif
   if (!(o.timeout_seconds > 0 && o.timeout_seconds <= 3600))
     throw InputError("--timeout", "expected seconds in (0, 3600]");
