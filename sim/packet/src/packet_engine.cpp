@@ -142,8 +142,13 @@ private:
     if (next != kNil && ports_[next].lossless && !ports_[next].fits(charge)) {
       if (!queued) enqueue(self, pool_, id);
       self.blocked = true;
-      self.next_waiter = ports_[next].waiters;
-      ports_[next].waiters = port_id;
+      self.next_waiter = kNil;
+      Port& full = ports_[next];
+      if (full.waiters == kNil)
+        full.waiters = port_id;
+      else
+        ports_[full.waiters_tail].next_waiter = port_id;
+      full.waiters_tail = port_id;
       if (ports_[next].switch_port) ++result_.pfc_pauses;
       return;
     }
@@ -161,7 +166,7 @@ private:
 
   void wake_waiters(std::uint32_t port_id) {
     std::uint32_t waiter = ports_[port_id].waiters;
-    ports_[port_id].waiters = kNil;
+    ports_[port_id].waiters = ports_[port_id].waiters_tail = kNil;
     while (waiter != kNil) {
       Port& port = ports_[waiter];
       const std::uint32_t next = port.next_waiter;

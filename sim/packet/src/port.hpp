@@ -40,9 +40,10 @@ struct Port {
   bool blocked = false;     // waiting for room at the next port
   std::uint8_t dwrr_class = 0;
   bool dwrr_fresh = true;
-  std::uint32_t waiters = kNil;     // lossless ports blocked on this one (intrusive list)
-  std::uint32_t next_waiter = kNil; // link in the list of the port this one waits on
-  std::uint32_t sources = kNil;     // source ports: round-robin cursor over active messages
+  std::uint32_t waiters = kNil;      // lossless ports blocked on this one, first blocked first:
+  std::uint32_t waiters_tail = kNil; // woken in that order, they share the room round robin
+  std::uint32_t next_waiter = kNil;  // link in the list of the port this one waits on
+  std::uint32_t sources = kNil;      // source ports: round-robin cursor over active messages
   // Statistics.
   std::uint64_t tx_bytes = 0;
   std::uint64_t peak_queued = 0;

@@ -6,7 +6,9 @@
 
 #include "../uniform_star.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace ddlsim::sim::packet::test {
 
@@ -29,6 +31,73 @@ inline coll::CollectiveCall point_to_point(std::uint64_t bytes) {
   coll::CollectiveCall call = make_call(coll::Op::send_recv, "direct", 2, bytes);
   call.root = 1;
   return call;
+}
+
+// Point-to-point messages that all start at time zero: traffic patterns (incast, permutation)
+// as a Schedule. A send reads the first `bytes` of its rank's input; receive k of a rank writes
+// block k of its output.
+struct Flow {
+  int src = 0;
+  int dst = 0;
+  std::uint64_t bytes = 0;
+  int channel = 0;
+};
+
+inline coll::Schedule traffic(int ranks, int channels, const std::vector<Flow>& flows) {
+  std::uint64_t block = 0;
+  for (const Flow& f : flows) block = std::max(block, f.bytes);
+  block = (block + 3) / 4 * 4;
+  coll::MaterializedSchedule m;
+  m.call.op = coll::Op::all_to_all;
+  m.call.ranks = ranks;
+  m.call.bytes = block * static_cast<std::uint64_t>(ranks) * static_cast<std::uint64_t>(ranks);
+  m.call.algorithm = "traffic";
+  m.algorithm = "traffic";
+  m.ranks = ranks;
+  m.channels = channels;
+  m.scratch_bytes.assign(static_cast<std::size_t>(ranks), 0);
+  m.programs.assign(static_cast<std::size_t>(ranks),
+                    std::vector<std::vector<coll::Step>>(static_cast<std::size_t>(channels)));
+  std::vector<std::uint64_t> received(static_cast<std::size_t>(ranks), 0);
+  for (const Flow& f : flows) {
+    coll::Step send;
+    send.kind = coll::StepKind::send;
+    send.channel = static_cast<std::uint16_t>(f.channel);
+    send.peer = f.dst;
+    send.src = {coll::Buffer::input, 0, f.bytes};
+    send.bytes = f.bytes;
+    m.programs[static_cast<std::size_t>(f.src)][static_cast<std::size_t>(f.channel)].push_back(
+        send);
+    coll::Step recv;
+    recv.kind = coll::StepKind::recv;
+    recv.channel = static_cast<std::uint16_t>(f.channel);
+    recv.peer = f.src;
+    recv.dst = {coll::Buffer::output, received[static_cast<std::size_t>(f.dst)]++ * block, f.bytes};
+    recv.bytes = f.bytes;
+    m.programs[static_cast<std::size_t>(f.dst)][static_cast<std::size_t>(f.channel)].push_back(
+        recv);
+  }
+  return coll::Schedule::from_materialized(std::move(m));
+}
+
+inline PacketTiming run_traffic(const topo::Topology& topology, int ranks, int channels,
+                                const std::vector<Flow>& flows, const PacketOptions& options) {
+  topo::Router router(topology);
+  return simulate_packet(topology, router, traffic(ranks, channels, flows), options);
+}
+
+// When the receive of rank `dst` from rank `src` completed (needs options.record_steps).
+inline Picoseconds receive_end(const PacketTiming& t, int dst, int src) {
+  for (const StepRecord& r : t.steps_recorded)
+    if (r.rank == dst && r.peer == src && r.kind == coll::StepKind::recv) return r.end;
+  return -1;
+}
+
+// The statistics of link `id`, or zeros if it carried nothing.
+inline LinkStats link_stats(const PacketTiming& t, topo::LinkId id) {
+  for (const LinkStats& s : t.links)
+    if (s.link == id) return s;
+  return LinkStats{id, 0, 0, 0, 0};
 }
 
 inline PacketTiming run_packet(const topo::Topology& topology, const coll::CollectiveCall& call,
