@@ -226,6 +226,7 @@ private:
     ++ports_[port_id].drops;
     ++result_.drops;
     result_.bytes_dropped += packet.payload;
+    if (packet.kind == PacketKind::data) ++result_.drops_by_priority[packet.priority];
     if (!spec_.transport.reliable)
       throw InputError("/engine/transport/reliable",
                        "a packet was dropped at the port of link " +

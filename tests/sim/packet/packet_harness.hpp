@@ -26,6 +26,26 @@ inline PacketOptions star_options() {
   return options;
 }
 
+// Like star(p), with rank r's link at bandwidth[r] bytes/s and latency[r] ps where given.
+inline topo::Topology star_with(int p, const std::vector<double>& bandwidth,
+                                const std::vector<Picoseconds>& latency) {
+  topo::Topology t;
+  const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
+  for (int r = 0; r < p; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    const topo::VertexId gpu =
+        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
+    t.add_duplex_link(gpu, hub, i < bandwidth.size() ? bandwidth[i] : kLinkBytesPerSecond,
+                      i < latency.size() ? latency[i] : kLinkLatency, topo::LinkClass::nic);
+    topo::Node node;
+    node.preset = "test";
+    node.gpu_model = "V100";
+    node.gpus = {gpu};
+    t.add_node(node);
+  }
+  return t;
+}
+
 // Rank 0 sends `bytes` to rank 1.
 inline coll::CollectiveCall point_to_point(std::uint64_t bytes) {
   coll::CollectiveCall call = make_call(coll::Op::send_recv, "direct", 2, bytes);

@@ -18,6 +18,7 @@
 #include "ddlsim/topologies/router.hpp"
 #include "ddlsim/topologies/topology.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -59,11 +60,12 @@ struct PacketTiming {
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;
   std::uint64_t events = 0;
-  std::uint64_t data_packets = 0;          // first transmissions
-  std::uint64_t control_packets = 0;       // ACKs and NACKs
-  std::uint64_t retransmissions = 0;       // data packets sent again
-  std::uint64_t drops = 0;                 // packets dropped or evicted in switches
-  std::uint64_t bytes_dropped = 0;         // payload bytes of dropped data packets
+  std::uint64_t data_packets = 0;    // first transmissions
+  std::uint64_t control_packets = 0; // ACKs and NACKs
+  std::uint64_t retransmissions = 0; // data packets sent again
+  std::uint64_t drops = 0;           // packets dropped or evicted in switches
+  std::uint64_t bytes_dropped = 0;   // payload bytes of dropped data packets
+  std::array<std::uint64_t, kMaxPriorities> drops_by_priority{}; // data packets, per class
   std::uint64_t bytes_lost_accepted = 0;   // payload never delivered to a loss-tolerant receive
   std::uint64_t max_lost_fraction_ppm = 0; // the largest such share of one message, in 1e-6
   std::uint64_t duplicates = 0;            // data packets that arrived twice
