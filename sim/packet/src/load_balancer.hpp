@@ -50,13 +50,13 @@ inline void narrow(const std::vector<topo::Path>& paths, std::uint32_t index, st
 // the fewest queued bytes; narrows [lo, hi) to it and returns the link.
 inline topo::LinkId least_queued(const std::vector<topo::Path>& paths, std::uint16_t hop,
                                  std::uint16_t& lo, std::uint16_t& hi,
-                                 const std::vector<Port>& ports) {
+                                 const std::vector<Port>& ports, Picoseconds now) {
   std::uint32_t best = lo;
   std::uint64_t best_bytes = UINT64_MAX;
   for (std::uint32_t i = lo; i < hi;) {
     const topo::LinkId link = paths[i][hop];
     const Port& port = ports[link];
-    const std::uint64_t bytes = port.queued + (port.busy ? 1 : 0);
+    const std::uint64_t bytes = port.queued + (port.free_at > now ? 1 : 0);
     if (bytes < best_bytes) {
       best_bytes = bytes;
       best = i;

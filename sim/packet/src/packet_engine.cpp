@@ -121,43 +121,55 @@ private:
     const std::uint16_t hop = static_cast<std::uint16_t>(packet.hop + 1);
     if (hop >= path.size()) return kNil;
     if (packet.path_hi - packet.path_lo > 1)
-      return least_queued(paths, hop, packet.path_lo, packet.path_hi, ports_);
+      return least_queued(paths, hop, packet.path_lo, packet.path_hi, ports_, now_);
     return path[hop];
   }
 
   // Starts serializing the next packet of an idle port, if it has one and the next port (when
-  // lossless) has room for it; otherwise the port waits on that next port.
+  // lossless) has room for it; otherwise the port waits on that next port. A packet's crossing
+  // is one event, its arrival at the far end; a port gets a tx_done event (to start the next
+  // packet when the current one has left) only while it has something waiting, so a packet that
+  // finds its port idle costs one event per hop.
   void try_send(std::uint32_t port_id) {
     Port& port = ports_[port_id];
-    if (port.busy || port.blocked) return;
+    if (port.blocked) return;
+    if (now_ < port.free_at) {
+      if (!port.tx_pending && (port.has_queued() || port.sources != kNil)) {
+        port.tx_pending = true;
+        events_.push(port.free_at, Event{EventKind::tx_done, port_id, 0});
+      }
+      return;
+    }
     std::uint32_t id = peek_next(port, pool_, sw_);
     const bool queued = id != kNil;
     if (!queued && port.source) id = pull(port_id);
     if (id == kNil) return;
-    Port& self = port;
     Packet& packet = pool_[id];
     if (packet.next_port == kNil) packet.next_port = choose_next_port(packet);
     const std::uint32_t next = packet.next_port;
     const std::uint32_t charge = packet.kind == PacketKind::data ? packet.bytes : 0;
     if (next != kNil && ports_[next].lossless && !ports_[next].fits(charge)) {
-      if (!queued) enqueue(self, pool_, id);
-      self.blocked = true;
-      self.next_waiter = kNil;
+      if (!queued) enqueue(port, pool_, id);
+      port.blocked = true;
+      port.next_waiter = kNil;
       Port& full = ports_[next];
       if (full.waiters == kNil)
         full.waiters = port_id;
       else
         ports_[full.waiters_tail].next_waiter = port_id;
       full.waiters_tail = port_id;
-      if (ports_[next].switch_port) ++result_.pfc_pauses;
+      if (full.switch_port) ++result_.pfc_pauses;
       return;
     }
-    if (queued) take(self, pool_, id);
+    if (queued) take(port, pool_, id);
     if (next != kNil && ports_[next].lossless) ports_[next].reserved += charge;
-    self.busy = true;
-    self.on_wire = id;
-    self.tx_bytes += packet.bytes;
-    events_.push(now_ + self.serialization(packet.bytes), Event{EventKind::tx_done, port_id, 0});
+    port.free_at = now_ + port.serialization(packet.bytes);
+    port.tx_bytes += packet.bytes;
+    events_.push(port.free_at + port.latency, Event{EventKind::arrive, id, 0});
+    if (port.has_queued() || port.sources != kNil) {
+      port.tx_pending = true;
+      events_.push(port.free_at, Event{EventKind::tx_done, port_id, 0});
+    }
     if (queued) {
       sample(port_id);
       wake_waiters(port_id);
@@ -178,11 +190,7 @@ private:
   }
 
   void on_tx_done(std::uint32_t port_id) {
-    Port& port = ports_[port_id];
-    const std::uint32_t id = port.on_wire;
-    port.busy = false;
-    port.on_wire = kNil;
-    events_.push(now_ + port.latency, Event{EventKind::arrive, id, 0});
+    ports_[port_id].tx_pending = false;
     try_send(port_id);
   }
 

@@ -32,8 +32,8 @@ struct Port {
   std::uint64_t limit = 0;    // bytes that may wait here
   std::uint64_t queued = 0;   // bytes waiting (the packet on the wire not included)
   std::uint64_t reserved = 0; // bytes on the wire towards this port from lossless upstreams
-  std::uint32_t on_wire = kNil;
-  bool busy = false;
+  Picoseconds free_at = 0;    // when the packet being serialized has left
+  bool tx_pending = false;    // a tx_done event is scheduled at free_at
   bool lossless = false;
   bool switch_port = false; // egress of a network switch (drops, ECN, samples)
   bool source = false;      // egress of a GPU: pulls new packets from its messages
