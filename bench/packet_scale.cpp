@@ -49,7 +49,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto start = std::chrono::steady_clock::now();
     topo::ClusterSpec spec;
     spec.node_groups.push_back({*topo::find_node_preset("dgx-a100"), ranks / 8});
     spec.fabric.type = topo::FabricType::fat_tree;
