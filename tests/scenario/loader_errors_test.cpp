@@ -77,7 +77,7 @@ TEST_CASE("more ranks than the cluster has GPUs") {
 }
 
 TEST_CASE("an engine this version does not have") {
-  const std::string e = load_error(R"({"engine": {"type": "packet"}})");
+  const std::string e = load_error(R"({"engine": {"type": "flow"}})");
   CHECK_THAT(e, Contains("/engine/type"));
   CHECK_THAT(e, Contains("not part of this version"));
   CHECK_THAT(load_error(R"({"engine": {"type": "analytc"}})"),
