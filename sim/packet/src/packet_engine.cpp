@@ -579,10 +579,32 @@ private:
         const std::uint32_t dep = next.deps[d];
         if (dep >= program.base && !program.window[dep - program.base].done) return;
       }
+      if (next.wait_channel != coll::kNoWait && !wait_done(p, next)) return;
       next.start = now_;
       ++program.next_start;
       begin(next, StepRef{p, index}, program.rank, program.channel);
     }
+  }
+
+  // Whether the cross-program wait of `step` (next in program p) is satisfied; if not, p is
+  // registered to retry when the awaited program completes a step.
+  bool wait_done(std::uint32_t p, const Slot& step) {
+    Program& program = programs_[p];
+    if (step.wait_channel >= channels_)
+      throw std::logic_error("rank " + std::to_string(program.rank) + " channel " +
+                             std::to_string(program.channel) + " waits for channel " +
+                             std::to_string(step.wait_channel) + " of a schedule with " +
+                             std::to_string(channels_) + " channels");
+    Program& awaited = programs_[program_of(program.rank, step.wait_channel)];
+    const std::uint32_t k = step.wait_step;
+    if (k < awaited.base) return true; // retired, hence done
+    if (k - awaited.base < awaited.window.size() && awaited.window[k - awaited.base].done)
+      return true;
+    if (!program.registered_as_waiter) {
+      program.registered_as_waiter = true;
+      awaited.waiters.push_back(p);
+    }
+    return false;
   }
 
   void begin(const Slot step, StepRef ref, std::int32_t rank, std::uint16_t channel) {
@@ -601,6 +623,10 @@ private:
         start_message(send.step, ref, step.bytes, reduce);
       else
         self.receives.push_back(Waiting{step.peer, ref, step.bytes, reduce});
+    } else if (step.kind == StepKind::compute) {
+      // A modelled duration: no per-step overhead on top (the workload model includes it).
+      events_.push(now_ + static_cast<Picoseconds>(step.bytes),
+                   Event{EventKind::local_done, ref.program, ref.index});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
@@ -714,13 +740,22 @@ private:
     done.done = true;
     last_completion_ = now_;
     if (options_.record_steps)
-      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.kind,
-                                                  done.peer, done.bytes, done.start, now_});
+      result_.steps_recorded.push_back(
+          StepRecord{program.rank, program.channel, done.kind, done.peer,
+                     done.kind == StepKind::compute ? 0 : done.bytes, done.start, now_});
     while (!program.window.empty() && program.window.front().done) {
       program.window.pop_front();
       ++program.base;
     }
     start_ready(ref.program);
+    if (!programs_[ref.program].waiters.empty()) {
+      std::vector<std::uint32_t> waiters;
+      waiters.swap(programs_[ref.program].waiters);
+      for (std::uint32_t w : waiters) {
+        programs_[w].registered_as_waiter = false;
+        start_ready(w);
+      }
+    }
   }
 
   void check_finished() const {

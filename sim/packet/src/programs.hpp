@@ -10,6 +10,7 @@
 #include "transport.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -18,16 +19,22 @@ namespace ddlsim::sim::packet {
 
 // What the engine keeps of a step: its timing-relevant fields.
 struct Slot {
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
   Picoseconds start = 0;
   std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
   std::int32_t peer = -1;
   coll::StepKind kind = coll::StepKind::send;
   std::uint8_t dep_count = 0;
   bool done = false;
+  std::uint16_t wait_channel = coll::kNoWait; // rule 1: also wait for that program's step
+  std::uint32_t wait_step = 0;
 
   static Slot of(const coll::Step& step) {
-    return Slot{step.bytes, 0, step.deps, step.peer, step.kind, step.dep_count, false};
+    const std::uint64_t bytes = step.kind == coll::StepKind::compute
+                                    ? static_cast<std::uint64_t>(std::llround(step.param))
+                                    : step.bytes;
+    return Slot{bytes,          0,     step.deps,         step.peer,     step.kind,
+                step.dep_count, false, step.wait_channel, step.wait_step};
   }
   bool is_send() const { return kind == coll::StepKind::send; }
   bool is_receive() const {
@@ -53,6 +60,10 @@ struct Program {
   std::uint16_t channel = 0;
   std::vector<Waiting> sends_in; // sends to this program that found no receive yet
   std::vector<Waiting> receives; // this program's receives that found no send yet
+  // Programs of the same rank whose next step waits for a step of this one; they retry when
+  // this program completes a step.
+  std::vector<std::uint32_t> waiters;
+  bool registered_as_waiter = false;
 };
 
 // Removes and returns the first entry whose partner is `other`.
