@@ -33,8 +33,9 @@ class PacketRun {
 public:
   PacketRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
             const PacketOptions& options)
-      : topology_(topology), router_(router), options_(options), spec_(options.spec),
-        sw_(options.spec.switch_spec), rng_(mix64(options.seed ^ 0x5eed5eedull)) {
+      : topology_(topology), router_(router), schedule_(schedule), options_(options),
+        spec_(options.spec), sw_(options.spec.switch_spec),
+        rng_(mix64(options.seed ^ 0x5eed5eedull)) {
     const int ranks = schedule.ranks();
     if (static_cast<std::size_t>(ranks) > topology.gpus().size())
       throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
@@ -164,6 +165,7 @@ private:
     if (queued) take(port, pool_, id);
     if (next != kNil && ports_[next].lossless) ports_[next].reserved += charge;
     port.free_at = now_ + port.serialization(packet.bytes);
+    last_tx_end_ = std::max(last_tx_end_, port.free_at);
     port.tx_bytes += packet.bytes;
     events_.push(port.free_at + port.latency, Event{EventKind::arrive, id, 0});
     if (port.has_queued() || port.sources != kNil) {
@@ -639,6 +641,27 @@ private:
     }
   }
 
+  std::uint8_t priority_of(StepRef send, std::uint16_t channel) {
+    const TransportSpec& transport = spec_.transport;
+    const int classes = sw_.priorities;
+    switch (transport.priority_rule) {
+    case TransportSpec::PriorityRule::constant:
+      return static_cast<std::uint8_t>(transport.priority);
+    case TransportSpec::PriorityRule::by_channel:
+      return static_cast<std::uint8_t>(std::min<int>(channel, classes - 1));
+    case TransportSpec::PriorityRule::by_offset: {
+      const Slot& step = slot(send);
+      const std::uint64_t size =
+          schedule_.buffer_bytes(programs_[send.program].rank, step.src_buffer);
+      if (size == 0) return 0;
+      const auto c = static_cast<int>(static_cast<double>(step.src_offset) * classes /
+                                      static_cast<double>(size));
+      return static_cast<std::uint8_t>(std::clamp(c, 0, classes - 1));
+    }
+    }
+    return 0;
+  }
+
   void start_message(StepRef send, StepRef receive, std::uint64_t receive_bytes, bool reduce) {
     const Program& sender = programs_[send.program];
     const std::int32_t src = sender.rank;
@@ -675,9 +698,7 @@ private:
     m.sprayed = 0;
     m.port = paths[m.ecmp][0];
     const TransportSpec& transport = spec_.transport;
-    m.priority = static_cast<std::uint8_t>(transport.priority_by_channel
-                                               ? std::min<int>(channel, sw_.priorities - 1)
-                                               : transport.priority);
+    m.priority = priority_of(send, channel);
     m.droppable = transport.loss_bound > 0;
     const std::uint64_t mtu = spec_.mtu_bytes;
     m.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu));
@@ -774,7 +795,10 @@ private:
   }
 
   void collect_link_stats() {
-    const double span = static_cast<double>(std::max<Picoseconds>(last_completion_, 1));
+    // Until the last packet left its port: retransmissions and ACKs may still be on the wire
+    // after the last step completed (pending timers are not).
+    const double span =
+        static_cast<double>(std::max<Picoseconds>(std::max(last_completion_, last_tx_end_), 1));
     for (topo::LinkId id = 0; id < ports_.size(); ++id) {
       const Port& port = ports_[id];
       if (port.tx_bytes == 0 && port.drops == 0) continue;
@@ -786,6 +810,7 @@ private:
 
   const topo::Topology& topology_;
   topo::Router& router_;
+  const coll::Schedule& schedule_;
   const PacketOptions& options_;
   const PacketEngineSpec& spec_;
   const SwitchSpec& sw_;
@@ -800,6 +825,7 @@ private:
   std::uint32_t channels_ = 1;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;
+  Picoseconds last_tx_end_ = 0; // when the last packet left its port
   bool stopped_ = false;
   PacketTiming result_;
 };

@@ -62,8 +62,10 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);
   if (auto v = object.optional("priority")) {
     if (v->raw().is_string()) {
-      v->choice(std::vector<std::string>{"by_channel"});
-      spec.priority_by_channel = true;
+      spec.priority_rule =
+          v->choice(std::vector<std::string>{"by_channel", "by_offset"}) == "by_channel"
+              ? TransportSpec::PriorityRule::by_channel
+              : TransportSpec::PriorityRule::by_offset;
     } else {
       spec.priority = static_cast<int>(v->integer(0, kMaxPriorities - 1));
       if (spec.priority >= switch_spec.priorities)

@@ -17,7 +17,7 @@ PacketOptions two_classes(DropPolicy policy) {
   options.spec.switch_spec.priorities = 2;
   options.spec.switch_spec.buffer_bytes = 64 << 10;
   options.spec.switch_spec.drop_policy = policy;
-  options.spec.transport.priority_by_channel = true;
+  options.spec.transport.priority_rule = TransportSpec::PriorityRule::by_channel;
   return options;
 }
 
@@ -109,6 +109,56 @@ TEST_CASE("sim/packet: loss-tolerant messages finish earlier than full retransmi
   CHECK(tight.max_lost_fraction_ppm <= 10'000);
   CHECK(tight.retransmissions > 0);
   CHECK(tight.time > lossy.time);
+}
+
+} // namespace
+} // namespace ddlsim::sim::packet::test
+
+namespace ddlsim::sim::packet::test {
+namespace {
+
+TEST_CASE("sim/packet: priority by_offset gives the front of the buffer the higher class") {
+  // Rank 0 sends the two halves of its input to rank 1 on two channels, at twice the rate of rank
+  // 1's port, so that they queue there: the front half is class 0.
+  const topo::Topology topology = star_with(2, {2 * kLinkBytesPerSecond}, {});
+  coll::MaterializedSchedule m;
+  m.call = point_to_point(1 << 20);
+  m.call.algorithm = "hand_made";
+  m.algorithm = "hand_made";
+  m.ranks = 2;
+  m.channels = 2;
+  m.scratch_bytes = {0, 0};
+  m.programs.assign(2, std::vector<std::vector<coll::Step>>(2));
+  for (int c = 0; c < 2; ++c) {
+    const std::uint64_t half = 1 << 19, offset = c == 0 ? half : 0; // channel 0: back half
+    coll::Step send;
+    send.kind = coll::StepKind::send;
+    send.channel = static_cast<std::uint16_t>(c);
+    send.peer = 1;
+    send.src = {coll::Buffer::input, offset, half};
+    send.bytes = half;
+    m.programs[0][static_cast<std::size_t>(c)].push_back(send);
+    coll::Step recv = send;
+    recv.kind = coll::StepKind::recv;
+    recv.peer = 0;
+    recv.src = {};
+    recv.dst = {coll::Buffer::output, offset, half};
+    m.programs[1][static_cast<std::size_t>(c)].push_back(recv);
+  }
+  const coll::Schedule schedule = coll::Schedule::from_materialized(std::move(m));
+  PacketOptions options = star_options();
+  options.record_steps = true;
+  options.spec.switch_spec.priorities = 2;
+  options.spec.transport.priority_rule = TransportSpec::PriorityRule::by_offset;
+  topo::Router router(topology);
+  const PacketTiming t = simulate_packet(topology, router, schedule, options);
+  Picoseconds front = 0, back = 0;
+  for (const StepRecord& r : t.steps_recorded)
+    if (r.rank == 1) (r.channel == 1 ? front : back) = r.end;
+  // The sender interleaves both messages and both queue at the switch; class 0 (the front half,
+  // channel 1) leaves first and finishes first.
+  CHECK(front > 0);
+  CHECK(front < back);
 }
 
 } // namespace

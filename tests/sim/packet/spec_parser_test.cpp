@@ -48,7 +48,7 @@ TEST_CASE("sim/packet: engine options parse with their defaults") {
   CHECK(spec.transport.congestion_control == CongestionControl::dctcp);
   CHECK(spec.transport.rto == 250 * kPsPerUs);
   CHECK(spec.transport.loss_bound == 0.05);
-  CHECK(spec.transport.priority_by_channel);
+  CHECK(spec.transport.priority_rule == TransportSpec::PriorityRule::by_channel);
 }
 
 TEST_CASE("sim/packet: bad engine options name their JSON pointer") {

@@ -51,15 +51,22 @@ struct SwitchSpec {
 struct TransportSpec {
   bool reliable = true; // ACKs, selective retransmission on NACK or timeout
   CongestionControl congestion_control = CongestionControl::none;
-  Picoseconds rto = 100 * kPsPerUs; // retransmission timeout (no ACK progress for this long)
+  // Retransmission timeout (no ACK progress for this long). Keep it above the worst queueing
+  // delay (a full node buffer drains in buffer / NIC rate: 1 MiB at 25 Gb/s is 335 us), or
+  // spurious timeouts resend packets that were only queued.
+  Picoseconds rto = 1000 * kPsPerUs;
   std::uint32_t initial_window_packets = 16; // dctcp only
   // Loss-tolerant messages: data packets are marked droppable and a receive completes once
   // 1 - loss_bound of its bytes arrived. 0 = every byte must arrive.
   double loss_bound = 0;
-  // Priority class of data packets: a constant, or the program's channel (clamped to the last
-  // class) when priority_by_channel.
+  // Priority class of data packets: a constant, the program's channel (clamped to the last
+  // class), or the position of the sent bytes in the sender's buffer ("by_offset": the first
+  // 1/N of the buffer is class 0, the next class 1, ...). A gradient buffer laid out from the
+  // first layer to the last makes by_offset DLCP's by-layer priority: the gradients the next
+  // forward pass needs first travel first.
+  enum class PriorityRule : std::uint8_t { constant, by_channel, by_offset };
   int priority = 0;
-  bool priority_by_channel = false;
+  PriorityRule priority_rule = PriorityRule::constant;
 };
 
 struct PacketEngineSpec {
