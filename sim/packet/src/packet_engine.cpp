@@ -641,7 +641,7 @@ private:
     }
   }
 
-  std::uint8_t priority_of(StepRef send, std::uint16_t channel) {
+  std::uint8_t priority_of(StepRef receive, std::uint16_t channel) {
     const TransportSpec& transport = spec_.transport;
     const int classes = sw_.priorities;
     switch (transport.priority_rule) {
@@ -650,11 +650,11 @@ private:
     case TransportSpec::PriorityRule::by_channel:
       return static_cast<std::uint8_t>(std::min<int>(channel, classes - 1));
     case TransportSpec::PriorityRule::by_offset: {
-      const Slot& step = slot(send);
+      const Slot& step = slot(receive);
       const std::uint64_t size =
-          schedule_.buffer_bytes(programs_[send.program].rank, step.src_buffer);
+          schedule_.buffer_bytes(programs_[receive.program].rank, step.dst_buffer);
       if (size == 0) return 0;
-      const auto c = static_cast<int>(static_cast<double>(step.src_offset) * classes /
+      const auto c = static_cast<int>(static_cast<double>(step.dst_offset) * classes /
                                       static_cast<double>(size));
       return static_cast<std::uint8_t>(std::clamp(c, 0, classes - 1));
     }
@@ -698,7 +698,7 @@ private:
     m.sprayed = 0;
     m.port = paths[m.ecmp][0];
     const TransportSpec& transport = spec_.transport;
-    m.priority = priority_of(send, channel);
+    m.priority = priority_of(receive, channel);
     m.droppable = transport.loss_bound > 0;
     const std::uint64_t mtu = spec_.mtu_bytes;
     m.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu));

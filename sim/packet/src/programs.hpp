@@ -28,16 +28,16 @@ struct Slot {
   bool done = false;
   std::uint16_t wait_channel = coll::kNoWait; // rule 1: also wait for that program's step
   std::uint32_t wait_step = 0;
-  std::uint64_t src_offset = 0; // a send's position in its source buffer (priority by_offset)
-  coll::Buffer src_buffer = coll::Buffer::input;
+  std::uint64_t dst_offset = 0; // a receive's position in its output buffer (by_offset)
+  coll::Buffer dst_buffer = coll::Buffer::output;
 
   static Slot of(const coll::Step& step) {
     const std::uint64_t bytes = step.kind == coll::StepKind::compute
                                     ? static_cast<std::uint64_t>(std::llround(step.param))
                                     : step.bytes;
     return Slot{bytes,          0,     step.deps,         step.peer,      step.kind,
-                step.dep_count, false, step.wait_channel, step.wait_step, step.src.offset,
-                step.src.buffer};
+                step.dep_count, false, step.wait_channel, step.wait_step, step.dst.offset,
+                step.dst.buffer};
   }
   bool is_send() const { return kind == coll::StepKind::send; }
   bool is_receive() const {

@@ -60,10 +60,10 @@ struct TransportSpec {
   // 1 - loss_bound of its bytes arrived. 0 = every byte must arrive.
   double loss_bound = 0;
   // Priority class of data packets: a constant, the program's channel (clamped to the last
-  // class), or the position of the sent bytes in the sender's buffer ("by_offset": the first
-  // 1/N of the buffer is class 0, the next class 1, ...). A gradient buffer laid out from the
-  // first layer to the last makes by_offset DLCP's by-layer priority: the gradients the next
-  // forward pass needs first travel first.
+  // class), or where the bytes land in the receiver's buffer ("by_offset": the first 1/N of the
+  // buffer is class 0, the next class 1, ...). A gradient buffer laid out from the first layer
+  // to the last makes by_offset DLCP's by-layer priority: the gradients the next forward pass
+  // needs first travel first.
   enum class PriorityRule : std::uint8_t { constant, by_channel, by_offset };
   int priority = 0;
   PriorityRule priority_rule = PriorityRule::constant;
