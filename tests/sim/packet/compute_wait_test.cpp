@@ -63,11 +63,11 @@ Picoseconds two_streams(bool send_waits) {
 // The message's time on star(2): 256 full packets, the last one serialized twice.
 const Picoseconds kTransfer = kOverhead + 257 * star_serialization(4096 + 64) + 2 * kLinkLatency;
 
-TEST_CASE("sim/packet: a wait serializes compute and transfer exactly") {
+TEST_CASE("a wait serializes compute and transfer exactly") {
   CHECK(two_streams(true) == 1'000'000 + kTransfer + 2'000'000);
 }
 
-TEST_CASE("sim/packet: without the wait the transfer overlaps the compute") {
+TEST_CASE("without the wait the transfer overlaps the compute") {
   CHECK(two_streams(false) == kTransfer + 2'000'000);
   CHECK(two_streams(false) < two_streams(true));
 }

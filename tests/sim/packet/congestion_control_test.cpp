@@ -20,7 +20,7 @@ PacketTiming incast(CongestionControl control, std::uint64_t ecn_threshold) {
   return run_traffic(topology, 5, 1, flows, options);
 }
 
-TEST_CASE("sim/packet: DCTCP keeps the incast queue near the ECN threshold and avoids drops") {
+TEST_CASE("DCTCP keeps the incast queue near the ECN threshold and avoids drops") {
   const PacketTiming none = incast(CongestionControl::none, 32 << 10);
   REQUIRE(none.complete);
   CHECK(none.drops > 0);

@@ -30,7 +30,7 @@ PacketTiming ring_on_fat_tree(std::uint64_t seed, LoadBalancing balancing) {
   return run_packet(topology, call, options);
 }
 
-TEST_CASE("sim/packet: the same seed gives the same result; another seed other ECMP paths") {
+TEST_CASE("the same seed gives the same result and another seed other ECMP paths") {
   for (const LoadBalancing balancing : {LoadBalancing::ecmp, LoadBalancing::spray_random}) {
     INFO("load balancing " << to_string(balancing));
     const PacketTiming a = ring_on_fat_tree(7, balancing);

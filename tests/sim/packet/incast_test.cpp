@@ -15,7 +15,7 @@ std::vector<Flow> incast(int senders, std::uint64_t bytes) {
 // The switch port towards rank 0 of star(): the reverse of rank 0's uplink (link 0).
 constexpr topo::LinkId kDownlinkToRank0 = 1;
 
-TEST_CASE("sim/packet: incast with enough buffer queues at the receiver's port and drops nothing") {
+TEST_CASE("incast with enough buffer queues at the receiver's port and drops nothing") {
   const topo::Topology topology = star(5);
   PacketOptions options = star_options();
   options.spec.switch_spec.buffer_bytes = 16 << 20;
@@ -33,7 +33,7 @@ TEST_CASE("sim/packet: incast with enough buffer queues at the receiver's port a
   CHECK(static_cast<double>(t.time) > 4.0 * bytes * 100);
 }
 
-TEST_CASE("sim/packet: incast with a small buffer tail-drops and recovers by retransmission") {
+TEST_CASE("incast with a small buffer tail-drops and recovers by retransmission") {
   const topo::Topology topology = star(5);
   PacketOptions options = star_options();
   options.spec.switch_spec.buffer_bytes = 64 << 10;
@@ -52,7 +52,7 @@ TEST_CASE("sim/packet: incast with a small buffer tail-drops and recovers by ret
   CHECK(t.time >= run_traffic(topology, 5, 1, incast(4, bytes), big).time);
 }
 
-TEST_CASE("sim/packet: without NACKs (spraying) lost packets come back after the timeout") {
+TEST_CASE("without NACKs (spraying) lost packets come back after the timeout") {
   const topo::Topology topology = star(5);
   PacketOptions options = star_options();
   options.spec.switch_spec.buffer_bytes = 64 << 10;
@@ -73,7 +73,7 @@ TEST_CASE("sim/packet: without NACKs (spraying) lost packets come back after the
   CHECK(run_traffic(topology, 5, 1, incast(4, bytes), slow).time > t.time);
 }
 
-TEST_CASE("sim/packet: incast with PFC pauses the senders and drops nothing") {
+TEST_CASE("incast with PFC pauses the senders and drops nothing") {
   const topo::Topology topology = star(5);
   PacketOptions options = star_options();
   options.spec.switch_spec.buffer_bytes = 64 << 10;
@@ -88,7 +88,7 @@ TEST_CASE("sim/packet: incast with PFC pauses the senders and drops nothing") {
   CHECK(link_stats(t, kDownlinkToRank0).utilisation > 0.95);
 }
 
-TEST_CASE("sim/packet: an unreliable transport that loses a packet is an input error") {
+TEST_CASE("an unreliable transport that loses a packet is an input error") {
   const topo::Topology topology = star(5);
   PacketOptions options = star_options();
   options.spec.switch_spec.buffer_bytes = 64 << 10;

@@ -41,7 +41,7 @@ PacketTiming run(const topo::Topology& topology, LoadBalancing balancing, std::u
   return run_traffic(topology, kHosts, 1, permutation(), options);
 }
 
-TEST_CASE("sim/packet: on a k=4 fat tree per-flow ECMP collides and per-packet spraying balances "
+TEST_CASE("on a k=4 fat tree per-flow ECMP collides and per-packet spraying balances "
           "the uplinks") {
   const topo::Topology topology = fat_tree(4, kHosts, 100);
   // One flow's bytes on the wire (headers and ACKs of the reverse flow included) is what every

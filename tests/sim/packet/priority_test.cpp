@@ -21,7 +21,7 @@ PacketOptions two_classes(DropPolicy policy) {
   return options;
 }
 
-TEST_CASE("sim/packet: priority drop keeps high-priority packets under overload; tail drop "
+TEST_CASE("priority drop keeps high-priority packets under overload and tail drop "
           "does not") {
   // The senders run in lock step, so which one finds the room a departure makes is a matter of
   // phase: rank 2's packets arrive with the departures, ranks 3 and 4 a quarter of a packet time
@@ -48,7 +48,7 @@ TEST_CASE("sim/packet: priority drop keeps high-priority packets under overload;
   CHECK(receive_end(tail, 0, 1) > high);
 }
 
-TEST_CASE("sim/packet: DWRR shares a port by weight; strict priority serves class 0 first") {
+TEST_CASE("DWRR shares a port by weight and strict priority serves class 0 first") {
   const topo::Topology topology = star(3);
   const std::uint64_t bytes = 1 << 20;
   const std::vector<Flow> flows = {{1, 0, bytes, 0}, {2, 0, bytes, 1}};
@@ -78,7 +78,7 @@ TEST_CASE("sim/packet: DWRR shares a port by weight; strict priority serves clas
         Approx(1.0 * bytes * per_byte).epsilon(0.03));
 }
 
-TEST_CASE("sim/packet: loss-tolerant messages finish earlier than full retransmission and lose "
+TEST_CASE("loss-tolerant messages finish earlier than full retransmission and lose "
           "no more than the bound") {
   // Rank 1 sends at twice the rate of rank 0's port, whose buffer holds most, not all, of the
   // excess: about 5% of the packets are dropped.
@@ -117,7 +117,7 @@ TEST_CASE("sim/packet: loss-tolerant messages finish earlier than full retransmi
 namespace ddlsim::sim::packet::test {
 namespace {
 
-TEST_CASE("sim/packet: priority by_offset gives the front of the buffer the higher class") {
+TEST_CASE("priority by_offset gives the front of the buffer the higher class") {
   // Rank 0 sends the two halves of its input to rank 1 on two channels, at twice the rate of rank
   // 1's port, so that they queue there: the front half is class 0.
   const topo::Topology topology = star_with(2, {2 * kLinkBytesPerSecond}, {});

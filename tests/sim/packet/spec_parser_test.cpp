@@ -25,7 +25,7 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
-TEST_CASE("sim/packet: engine options parse with their defaults") {
+TEST_CASE("engine options parse with their defaults") {
   const PacketEngineSpec defaults = parse(R"({"type": "packet"})");
   CHECK(defaults.mtu_bytes == 4096);
   CHECK(defaults.header_bytes == 64);
@@ -51,7 +51,7 @@ TEST_CASE("sim/packet: engine options parse with their defaults") {
   CHECK(spec.transport.priority_rule == TransportSpec::PriorityRule::by_channel);
 }
 
-TEST_CASE("sim/packet: bad engine options name their JSON pointer") {
+TEST_CASE("bad engine options name their JSON pointer") {
   CHECK_THAT(error_of(R"({"switch": {"drop_policy": "random"}})"),
              Catch::Contains("/engine/switch/drop_policy"));
   CHECK_THAT(error_of(R"({"switch": {"bufer_bytes": 1}})"),

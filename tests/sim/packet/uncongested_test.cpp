@@ -7,7 +7,7 @@
 namespace ddlsim::sim::packet::test {
 namespace {
 
-TEST_CASE("sim/packet: point-to-point on one switch equals the store-and-forward time exactly") {
+TEST_CASE("point-to-point on one switch equals the store-and-forward time exactly") {
   const std::uint64_t mtu = 4096, header = 64;
   for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1000000}}) {
     INFO("bytes " << bytes);
@@ -37,7 +37,7 @@ TEST_CASE("sim/packet: point-to-point on one switch equals the store-and-forward
   }
 }
 
-TEST_CASE("sim/packet: ring all-reduce on one switch is the closed form plus header, ACK and "
+TEST_CASE("ring all-reduce on one switch is the closed form plus header, ACK and "
           "store-and-forward terms within 0.5%") {
   for (const int p : {4, 8}) {
     const std::uint64_t bytes = 8u << 20;
@@ -62,7 +62,7 @@ TEST_CASE("sim/packet: ring all-reduce on one switch is the closed form plus hea
   }
 }
 
-TEST_CASE("sim/packet: time responds to message size and bandwidth") {
+TEST_CASE("time responds to message size and bandwidth") {
   const topo::Topology topology = star(2);
   const auto time_of = [&](std::uint64_t bytes) {
     return run_packet(topology, point_to_point(bytes), star_options()).time;
