@@ -128,3 +128,12 @@ TEST_CASE("topology errors carry their path through the loader") {
   CHECK_THAT(e, Contains("/topology/fabric/type"));
   CHECK_THAT(e, Contains("fat_tree"));
 }
+
+TEST_CASE("packet engine options belong to the packet engine") {
+  CHECK_THAT(load_error(R"({"engine": {"type": "analytic", "mtu_bytes": 4096}})"),
+             Contains("/engine/mtu_bytes"));
+  CHECK_THAT(load_error(R"({"engine": {"type": "packet", "switch": {"drop_policy": "red"}}})"),
+             Contains("/engine/switch/drop_policy"));
+  CHECK_THAT(load_error(R"({"engine": {"type": "packet", "transport": {"rto": 5}}})"),
+             Contains("/engine/transport/rto: unknown key"));
+}
