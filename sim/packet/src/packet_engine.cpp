@@ -701,7 +701,13 @@ private:
     m.priority = priority_of(receive, channel);
     m.droppable = transport.loss_bound > 0;
     const std::uint64_t mtu = spec_.mtu_bytes;
-    m.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu));
+    const std::uint64_t packets = std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu);
+    if (packets > 0xffffffffu)
+      throw InputError("/engine/mtu_bytes",
+                       "a message of " + format_bytes(m.bytes) + " needs " +
+                           std::to_string(packets) +
+                           " packets, more than the engine numbers; raise mtu_bytes");
+    m.packets = static_cast<std::uint32_t>(packets);
     m.needed_payload = m.droppable ? static_cast<std::uint64_t>(std::ceil(
                                          static_cast<double>(m.bytes) * (1 - transport.loss_bound)))
                                    : m.bytes;
