@@ -90,3 +90,10 @@ TEST_CASE("compression and adasum and parameter servers pick their algorithms") 
     CHECK(run.jobs[0].scaling_efficiency <= 1.0);
   }
 }
+
+TEST_CASE("a training workload on an engine that cannot run it is an error") {
+  std::string text = cluster(4, 25, R"("model": "resnet50", "batch_per_gpu": 8)");
+  text.insert(text.size() - 1, R"(, "engine": {"type": "packet"})");
+  CHECK_THROWS_WITH(load_text(text),
+                    Catch::Contains("/engine/type") && Catch::Contains("analytic"));
+}
