@@ -4,7 +4,7 @@
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
-#include "ring_window.hpp"
+#include "program_state.hpp"
 
 #include <array>
 #include <limits>
@@ -16,77 +16,15 @@ namespace {
 using coll::Step;
 using coll::StepKind;
 
+using detail::PendingStep;
+using detail::ProgramOverflow;
+using detail::ProgramState;
+using detail::StartedStep;
+using detail::Waiting;
+
 struct StepRef {
   std::uint32_t program;
   std::uint32_t index;
-};
-
-// What the engine keeps of a step: its timing-relevant fields only (a third of a Step's size),
-// because at 16k ranks the windows of all programs no longer fit in cache.
-struct Slot {
-  std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
-  Picoseconds start = 0;
-  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
-  std::int32_t peer = -1;
-  StepKind kind = StepKind::send;
-  std::uint8_t dep_count = 0;
-  std::uint16_t channel = 0;
-  bool done = false;
-  std::uint16_t wait_channel = coll::kNoWait;
-  std::uint32_t wait_step = 0;
-
-  static Slot of(const Step& step) {
-    const std::uint64_t bytes = step.kind == StepKind::compute
-                                    ? static_cast<std::uint64_t>(std::llround(step.param))
-                                    : step.bytes;
-    return Slot{bytes,        0,     step.deps,         step.peer,     step.kind, step.dep_count,
-                step.channel, false, step.wait_channel, step.wait_step};
-  }
-  bool is_send() const { return kind == StepKind::send; }
-  bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
-};
-
-// A started send or receive waiting for its partner, kept by the receiving program.
-struct Waiting {
-  std::int32_t sender; // rank of the sending side
-  StepRef step;
-  std::uint64_t bytes = 0; // a waiting receive's bytes and kind, for its transfer
-  bool reduce = false;
-};
-
-// A list of waiting sends or receives in start order: the first entry inline (usually the only
-// one), the others in the program's matching *_rest vector, so that matching touches one cache
-// line of the program.
-struct WaitingList {
-  std::uint32_t count = 0;
-  Waiting first{};
-};
-
-// One (rank, channel) program: the steps pulled from its stream and not yet retired.
-struct alignas(64) Program {
-  // Matching (rule 2 of step.hpp): sends to this program that found no receive yet, and this
-  // program's receives that found no send yet, each in start order. Usually zero or one entry,
-  // so a scan beats a map. First, so that both first entries share one cache line.
-  WaitingList sends_in;
-  WaitingList receives;
-  coll::StepStream stream;
-  RingWindow<Slot> window; // window[i] is step base + i
-  std::uint32_t base = 0;  // every step before base is done
-  std::uint32_t next_start = 0;
-  bool exhausted = false;
-  std::int32_t rank = 0;
-  std::uint16_t channel = 0;
-  std::vector<Waiting> sends_in_rest; // entries after sends_in.first
-  std::vector<Waiting> receives_rest;
-  // The path of the last peer this program sent to: rings and trees send to the same peer over
-  // and over, and the ECMP choice is a function of (src, dst, channel), so reusing it is exact.
-  std::int32_t path_peer = -1;
-  const topo::Path* path = nullptr;
-  Picoseconds path_latency = 0;
-  // Programs of the same rank whose next step waits (Step::wait_channel) for a step of this one;
-  // they retry when a step of this program completes. Empty outside training workloads.
-  std::vector<std::uint32_t> waiters;
-  bool registered_as_waiter = false;
 };
 
 // Keeps what on_arrival needs (the receive's kind and rank) so that the arrival does not have to
@@ -124,8 +62,7 @@ class AnalyticRun {
 public:
   AnalyticRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
               const AnalyticOptions& options)
-      : topology_(topology), router_(router), schedule_(schedule), options_(options),
-        flows_(topology) {
+      : topology_(topology), router_(router), options_(options), flows_(topology) {
     const int ranks = schedule.ranks();
     if (static_cast<std::size_t>(ranks) > topology.gpus().size())
       throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
@@ -142,14 +79,12 @@ public:
     }
     const int channels = schedule.channels();
     channels_ = static_cast<std::uint32_t>(channels);
-    programs_.resize(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels));
+    const std::size_t programs = static_cast<std::size_t>(ranks) * channels_;
+    programs_.resize(programs);
+    overflow_.resize(programs);
     for (int r = 0; r < ranks; ++r)
-      for (int c = 0; c < channels; ++c) {
-        Program& program = programs_[static_cast<std::size_t>(r * channels + c)];
-        program.stream = schedule.program(r, c);
-        program.rank = r;
-        program.channel = static_cast<std::uint16_t>(c);
-      }
+      for (int c = 0; c < channels; ++c)
+        programs_[program_of(r, static_cast<std::uint16_t>(c))].stream = schedule.program(r, c);
   }
 
   CollectiveTiming run() {
@@ -189,50 +124,46 @@ public:
   }
 
 private:
-  // Prefetching: at 16k ranks most of the time goes to cache misses on the programs, windows and
+  // Prefetching: at 16k ranks most of the time goes to cache misses on the programs and
   // transfers an instant's events touch, one after another. Prefetching them a fixed distance
   // ahead of the event being handled overlaps those misses; it changes nothing else.
   static void prefetch(const void* address) { __builtin_prefetch(address, 1, 3); }
-  void prefetch_step(StepRef ref) {
-    const Program& program = programs_[ref.program];
-    prefetch(&program.window[ref.index - program.base]);
+  void prefetch_program(std::uint32_t p) {
+    const auto* state = reinterpret_cast<const char*>(&programs_[p]);
+    prefetch(state);
+    prefetch(state + 64); // ProgramState is two cache lines
   }
   // Three levels, each for the item a fixed distance ahead of the one being handled, so that
   // a few dozen misses are in flight at once and what arrives is still in cache when used.
   static constexpr std::size_t kAhead1 = 24, kAhead2 = 16, kAhead3 = 8;
+  // A completed step starts the next ones of its program, which pulls from its stream: the
+  // program's state first, then (once that is in cache) the coroutine frame it points to.
+  void prefetch_completion(std::uint32_t p, int level) {
+    if (level == 2)
+      prefetch_program(p);
+    else if (level == 3)
+      programs_[p].stream.prefetch();
+  }
   void prefetch_arrival(std::uint64_t id, int level) {
     const Transfer& transfer = transfers_[id];
     if (level == 1) {
       prefetch(&transfer);
     } else if (!transfer.recv_reduce) {
-      if (level == 2) {
-        prefetch(&programs_[transfer.recv.program]);
-        prefetch(&programs_[transfer.send.program]);
-      } else {
-        prefetch_step(transfer.recv);
-        prefetch_step(transfer.send);
-      }
+      prefetch_completion(transfer.recv.program, level);
+      prefetch_completion(transfer.send.program, level);
     }
   }
   void prefetch_event(const Event& event, int level) {
     if (event.kind == EventKind::local_done) {
-      if (level == 1)
-        prefetch(&programs_[event.a]);
-      else if (level == 3)
-        prefetch_step(StepRef{event.a, event.b});
+      prefetch_completion(event.a, level == 1 ? 2 : level);
       return;
     }
     const Transfer& transfer = transfers_[event.a];
     if (level == 1) {
       prefetch(&transfer);
     } else if (event.kind == EventKind::reduce_done) {
-      if (level == 2) {
-        prefetch(&programs_[transfer.recv.program]);
-        prefetch(&programs_[transfer.send.program]);
-      } else {
-        prefetch_step(transfer.recv);
-        prefetch_step(transfer.send);
-      }
+      prefetch_completion(transfer.recv.program, level);
+      prefetch_completion(transfer.send.program, level);
     } else if (level == 2) {
       prefetch(transfer.path->data());
     } else {
@@ -255,110 +186,137 @@ private:
     }
   }
 
-  Slot& slot(StepRef ref) {
-    Program& program = programs_[ref.program];
-    return program.window[ref.index - program.base];
+  // Programs are numbered rank-major; the branch spares the division in one-channel schedules.
+  std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
+    return static_cast<std::uint32_t>(rank) * channels_ + channel;
+  }
+  std::int32_t rank_of(std::uint32_t p) const {
+    return static_cast<std::int32_t>(channels_ == 1 ? p : p / channels_);
+  }
+  std::uint16_t channel_of(std::uint32_t p) const {
+    return static_cast<std::uint16_t>(channels_ == 1 ? 0 : p % channels_);
+  }
+
+  // Makes the next step of program p its pending step; false at the end of its stream.
+  bool pull(std::uint32_t p, ProgramState& program) {
+    if (program.exhausted) return false;
+    const Step* step = program.stream.next();
+    if (step == nullptr) {
+      program.exhausted = true;
+      return false;
+    }
+    if (program.next_start == detail::kMaxProgramSteps)
+      throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
+                             std::to_string(channel_of(p)) + " has more than 2^31 steps");
+    program.pending = PendingStep::of(*step);
+    if (step->has_wait()) {
+      overflow_[p].pending_wait_channel = step->wait_channel;
+      overflow_[p].pending_wait_step = step->wait_step;
+    }
+    program.has_pending = true;
+    ++result_.steps;
+    return true;
   }
 
   // Starts steps of program p in order while their dependencies are done (rule 1 of step.hpp).
   void start_ready(std::uint32_t p) {
-    Program& program = programs_[p];
+    ProgramState& program = programs_[p];
     while (true) {
-      const std::uint32_t index = program.next_start;
-      while (program.base + program.window.size() <= index) {
-        Step step;
-        if (!program.stream.next(step)) {
-          program.exhausted = true;
-          return;
-        }
-        program.window.push_back(Slot::of(step));
-        ++result_.steps;
-      }
-      Slot& next = program.window[index - program.base];
-      for (std::uint8_t d = 0; d < next.dep_count; ++d) {
-        const std::uint32_t dep = next.deps[d];
-        if (dep >= program.base && !program.window[dep - program.base].done) return;
-      }
-      if (next.wait_channel != coll::kNoWait && !wait_done(p, next)) return;
-      next.start = now_;
-      ++program.next_start;
-      begin(next, StepRef{p, index}, program.rank);
+      if (!program.has_pending && !pull(p, program)) return;
+      const PendingStep& next = program.pending;
+      for (std::uint8_t d = 0; d < next.dep_count; ++d)
+        if (!program.is_done(next.deps[d], overflow_[p])) return;
+      if (next.has_wait && !wait_done(p)) return;
+      const std::uint32_t index = program.next_start++;
+      program.has_pending = false;
+      if (options_.record_steps)
+        overflow_[p].started.push_back(StartedStep{
+            next.kind, next.peer, next.kind == StepKind::compute ? 0 : next.bytes, now_});
+      // begin() never pulls from this program, so `next` stays valid through it.
+      begin(next, p, index);
     }
   }
 
-  // Whether the cross-program wait of `step` (next in program p) is satisfied; if not, p is
+  // Whether the cross-program wait of program p's pending step is satisfied; if not, p is
   // registered to retry when the awaited program completes a step.
-  bool wait_done(std::uint32_t p, const Slot& step) {
-    Program& program = programs_[p];
-    if (step.wait_channel >= channels_)
-      throw std::logic_error("rank " + std::to_string(program.rank) + " channel " +
-                             std::to_string(program.channel) + " waits for channel " +
-                             std::to_string(step.wait_channel) + " of a schedule with " +
+  bool wait_done(std::uint32_t p) {
+    const std::int32_t rank = rank_of(p);
+    const std::uint16_t wait_channel = overflow_[p].pending_wait_channel;
+    if (wait_channel >= channels_)
+      throw std::logic_error("rank " + std::to_string(rank) + " channel " +
+                             std::to_string(channel_of(p)) + " waits for channel " +
+                             std::to_string(wait_channel) + " of a schedule with " +
                              std::to_string(channels_) + " channels");
-    Program& awaited = programs_[program_of(program.rank, step.wait_channel)];
-    const std::uint32_t k = step.wait_step;
-    if (k < awaited.base) return true; // retired, hence done
-    if (k - awaited.base < awaited.window.size() && awaited.window[k - awaited.base].done)
-      return true;
-    if (!program.registered_as_waiter) {
-      program.registered_as_waiter = true;
-      awaited.waiters.push_back(p);
+    const std::uint32_t q = program_of(rank, wait_channel);
+    ProgramState& awaited = programs_[q];
+    if (awaited.is_done(overflow_[p].pending_wait_step, overflow_[q])) return true;
+    ProgramState& program = programs_[p];
+    if (!program.waits_on_other) {
+      program.waits_on_other = true;
+      overflow_[q].waiters.push_back(p);
+      awaited.has_waiters = true;
     }
     return false;
   }
 
-  std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
-    return static_cast<std::uint32_t>(rank) * channels_ + channel;
-  }
-
-  // Removes and returns the first entry from `sender`, if any.
-  static bool take(WaitingList& list, std::vector<Waiting>& rest, std::int32_t sender,
-                   Waiting& found) {
-    if (list.count == 0) return false;
-    if (list.first.sender == sender) {
-      found = list.first;
-      if (--list.count != 0) {
-        list.first = rest.front();
+  // Removes the first entry from `peer` from a list of waiting sends or receives (its first
+  // entry inline, the rest in `rest`) into `found`; false if there is none.
+  static bool take(std::uint32_t& count, Waiting& first, std::vector<Waiting>& rest,
+                   std::int32_t peer, Waiting& found) {
+    if (count == 0) return false;
+    if (first.peer == peer) {
+      found = first;
+      if (--count != 0) {
+        first = rest.front();
         rest.erase(rest.begin());
       }
       return true;
     }
     for (auto it = rest.begin(); it != rest.end(); ++it) {
-      if (it->sender != sender) continue;
+      if (it->peer != peer) continue;
       found = *it;
       rest.erase(it);
-      --list.count;
+      --count;
       return true;
     }
     return false;
   }
-  static void put(WaitingList& list, std::vector<Waiting>& rest, const Waiting& waiting) {
-    if (list.count++ == 0)
-      list.first = waiting;
+  static void put(std::uint32_t& count, Waiting& first, std::vector<Waiting>& rest,
+                  const Waiting& waiting) {
+    if (count++ == 0)
+      first = waiting;
     else
       rest.push_back(waiting);
   }
 
-  void begin(const Slot& step, StepRef ref, std::int32_t rank) {
-    if (step.is_send()) {
-      Program& receiver = programs_[program_of(step.peer, step.channel)];
+  void begin(const PendingStep& step, std::uint32_t p, std::uint32_t index) {
+    const std::int32_t rank = rank_of(p);
+    if (step.kind == StepKind::send) {
+      const std::uint32_t q = program_of(step.peer, channel_of(p));
+      ProgramState& receiver = programs_[q];
       Waiting receive;
-      if (take(receiver.receives, receiver.receives_rest, rank, receive))
-        start_transfer(ref, receive.step, receive.bytes, receive.reduce);
+      if (take(receiver.receives_count, receiver.receives_first, overflow_[q].receives_rest, rank,
+               receive))
+        start_transfer(StepRef{p, index}, step.bytes, StepRef{q, receive.index}, receive.bytes,
+                       receive.reduce != 0);
       else
-        put(receiver.sends_in, receiver.sends_in_rest, Waiting{rank, ref});
-    } else if (step.is_receive()) {
-      Program& self = programs_[ref.program];
+        put(receiver.sends_in_count, receiver.sends_in_first, overflow_[q].sends_in_rest,
+            Waiting{step.bytes, rank, index, 0});
+    } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
+      ProgramState& self = programs_[p];
       const bool reduce = step.kind == StepKind::recv_reduce;
       Waiting send;
-      if (take(self.sends_in, self.sends_in_rest, step.peer, send))
-        start_transfer(send.step, ref, step.bytes, reduce);
+      if (take(self.sends_in_count, self.sends_in_first, overflow_[p].sends_in_rest, step.peer,
+               send))
+        start_transfer(StepRef{program_of(send.peer, channel_of(p)), send.index}, send.bytes,
+                       StepRef{p, index}, step.bytes, reduce);
       else
-        put(self.receives, self.receives_rest, Waiting{step.peer, ref, step.bytes, reduce});
+        put(self.receives_count, self.receives_first, overflow_[p].receives_rest,
+            Waiting{step.bytes, step.peer, index, reduce ? 1u : 0u});
     } else if (step.kind == StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
       events_.push(now_ + static_cast<Picoseconds>(step.bytes),
-                   Event{EventKind::local_done, ref.program, ref.index});
+                   Event{EventKind::local_done, p, index});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
@@ -367,32 +325,33 @@ private:
       else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
         rate = rates.copy_bytes_per_second;
       events_.push(now_ + options_.per_step_overhead + duration(step.bytes, rate),
-                   Event{EventKind::local_done, ref.program, ref.index});
+                   Event{EventKind::local_done, p, index});
     }
   }
 
   // The ECMP path of (sender, receiver, channel): a seeded hash picks one of the equal-cost paths.
-  void choose_path(Program& sender, std::int32_t receiver) {
-    const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(sender.rank)];
+  void choose_path(std::uint32_t p, ProgramState& sender, std::int32_t receiver) {
+    const std::int32_t rank = rank_of(p);
+    const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(rank)];
     const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver)];
     const std::vector<topo::Path>& paths = router_.paths(src, dst);
     if (paths.empty())
       throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
                                        topology_.vertex(dst).name);
     const std::uint64_t hash =
-        mix(options_.seed ^ mix((static_cast<std::uint64_t>(sender.rank) << 32) ^
-                                (static_cast<std::uint64_t>(receiver) << 8) ^ sender.channel));
+        mix(options_.seed ^ mix((static_cast<std::uint64_t>(rank) << 32) ^
+                                (static_cast<std::uint64_t>(receiver) << 8) ^ channel_of(p)));
     sender.path_peer = receiver;
     sender.path = &paths[hash % paths.size()];
     sender.path_latency = 0;
     for (topo::LinkId link : *sender.path) sender.path_latency += topology_.link(link).latency;
   }
 
-  void start_transfer(StepRef send, StepRef receive, std::uint64_t receive_bytes,
-                      bool receive_reduce) {
-    Program& sender = programs_[send.program];
-    const std::int32_t receiver = programs_[receive.program].rank;
-    if (sender.path_peer != receiver) choose_path(sender, receiver);
+  void start_transfer(StepRef send, std::uint64_t send_bytes, StepRef receive,
+                      std::uint64_t receive_bytes, bool receive_reduce) {
+    ProgramState& sender = programs_[send.program];
+    const std::int32_t receiver = rank_of(receive.program);
+    if (sender.path_peer != receiver) choose_path(send.program, sender, receiver);
     const topo::Path& path = *sender.path;
     const Picoseconds latency = options_.per_step_overhead + sender.path_latency;
     // Transfer ids are recycled: memory follows the transfers in flight, not the total.
@@ -404,10 +363,10 @@ private:
       id = free_transfers_.back();
       free_transfers_.pop_back();
     }
-    const std::uint64_t bytes = slot(send).bytes;
-    transfers_[id] = Transfer{send, receive, bytes, &path, receive_bytes, receiver, receive_reduce};
+    transfers_[id] =
+        Transfer{send, receive, send_bytes, &path, receive_bytes, receiver, receive_reduce};
     ++result_.transfers;
-    result_.bytes_sent += bytes;
+    result_.bytes_sent += send_bytes;
     events_.push(now_ + latency, Event{EventKind::latency_done, id, 0});
   }
 
@@ -448,56 +407,55 @@ private:
   }
 
   void complete(StepRef ref) {
-    Program& program = programs_[ref.program];
-    Slot& done = slot(ref);
-    done.done = true;
+    ProgramState& program = programs_[ref.program];
+    ProgramOverflow& overflow = overflow_[ref.program];
     last_completion_ = now_;
     if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
         !options_.progress(now_, steps_done_))
       stopped_ = true;
-    if (options_.record_steps)
-      result_.steps_recorded.push_back(
-          StepRecord{program.rank, program.channel, done.kind, done.peer,
-                     done.kind == StepKind::compute ? 0 : done.bytes, done.start, now_});
-    while (!program.window.empty() && program.window.front().done) {
-      program.window.pop_front();
-      ++program.base;
+    if (options_.record_steps) {
+      const StartedStep& step = overflow.started[ref.index - program.base];
+      result_.steps_recorded.push_back(StepRecord{rank_of(ref.program), channel_of(ref.program),
+                                                  step.kind, step.peer, step.bytes, step.start,
+                                                  now_});
     }
+    const std::uint32_t retired = program.mark_done(ref.index, overflow);
+    if (options_.record_steps)
+      for (std::uint32_t i = 0; i < retired; ++i) overflow.started.pop_front();
     start_ready(ref.program);
-    if (!program.waiters.empty()) {
+    if (program.has_waiters) {
       std::vector<std::uint32_t> waiters;
-      waiters.swap(program.waiters);
+      waiters.swap(overflow.waiters);
+      program.has_waiters = false;
       for (std::uint32_t w : waiters) {
-        programs_[w].registered_as_waiter = false;
+        programs_[w].waits_on_other = false;
         start_ready(w);
       }
     }
   }
 
   void check_finished() const {
-    for (const Program& program : programs_) {
-      if (program.exhausted && program.window.empty()) continue;
-      const std::uint32_t stuck = program.next_start;
-      std::string what = "schedule deadlocked: rank " + std::to_string(program.rank) + " channel " +
-                         std::to_string(program.channel) + " cannot finish step " +
-                         std::to_string(stuck);
-      if (stuck >= program.base && stuck - program.base < program.window.size()) {
-        const Slot& step = program.window[stuck - program.base];
-        what += " (" + std::string(coll::to_string(step.kind)) + " peer " +
-                std::to_string(step.peer) + ")";
-      }
+    for (std::uint32_t p = 0; p < programs_.size(); ++p) {
+      const ProgramState& program = programs_[p];
+      if (program.finished()) continue;
+      std::string what = "schedule deadlocked: rank " + std::to_string(rank_of(p)) + " channel " +
+                         std::to_string(channel_of(p)) + " cannot finish step " +
+                         std::to_string(program.next_start);
+      if (program.has_pending)
+        what += " (" + std::string(coll::to_string(program.pending.kind)) + " peer " +
+                std::to_string(program.pending.peer) + ")";
       throw std::logic_error(what);
     }
   }
 
   const topo::Topology& topology_;
   topo::Router& router_;
-  const coll::Schedule& schedule_;
   const AnalyticOptions& options_;
   FlowNetwork flows_;
   EventQueue<Event> events_;
   std::vector<GpuRates> rates_;
-  std::vector<Program> programs_;
+  std::vector<ProgramState> programs_;    // hot: what every step touches
+  std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
   std::vector<Event> batch_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 namespace ddlsim::coll::gen {
 
@@ -85,8 +86,8 @@ Step scale_step(BufferRange range, double factor) {
   return step;
 }
 
-Step Program::emit(Step step, std::uint32_t dep0, std::uint32_t dep1, std::uint32_t dep2,
-                   std::uint32_t dep3) {
+Step&& Program::emit(Step&& step, std::uint32_t dep0, std::uint32_t dep1, std::uint32_t dep2,
+                     std::uint32_t dep3) {
   step.channel = static_cast<std::uint16_t>(channel_);
   step.dep_count = 0;
   step.deps = {};
@@ -96,7 +97,7 @@ Step Program::emit(Step step, std::uint32_t dep0, std::uint32_t dep1, std::uint3
     if (std::find(step.deps.begin(), end, dep) == end) step.deps[step.dep_count++] = dep;
   }
   ++next_;
-  return step;
+  return std::move(step);
 }
 
 int log2_floor(int x) {
