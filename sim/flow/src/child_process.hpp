@@ -1,0 +1,20 @@
+// Runs a simulation in a forked child process and brings its CollectiveTiming back through a
+// pipe. SimGrid allows one simulation per process (its clock and network model are
+// process-wide and cannot be reset), while `ddlsim run` simulates several sizes and the tests
+// many cases; a child per simulation gives each one a fresh SimGrid.
+#pragma once
+
+#include "ddlsim/sim/analytic_engine.hpp"
+
+#include <functional>
+
+namespace ddlsim::sim::flow {
+
+// Calls `simulate` in a child process whose standard output goes to standard error (so that
+// nothing but our report reaches stdout) and returns its result. An InputError,
+// std::logic_error or other exception thrown by `simulate` is thrown again here with the same
+// type (InputError, logic_error, runtime_error) and message; a child that dies (a SimGrid abort)
+// becomes a std::runtime_error naming the signal or exit status.
+CollectiveTiming run_in_child_process(const std::function<CollectiveTiming()>& simulate);
+
+} // namespace ddlsim::sim::flow
