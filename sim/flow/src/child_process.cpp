@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -95,6 +97,9 @@ bool read_all(int fd, void* data, std::size_t size) {
 } // namespace
 
 CollectiveTiming run_in_child_process(const std::function<CollectiveTiming()>& simulate) {
+  // Text buffered in this process would otherwise be written twice, once by the child.
+  std::cout.flush();
+  std::fflush(nullptr);
   int fds[2];
   if (::pipe(fds) != 0)
     throw std::runtime_error(std::string("flow engine: pipe failed: ") + std::strerror(errno));

@@ -1,9 +1,9 @@
 // On one switch with uniform links and no contention the flow engine agrees with the analytic
-// engine: exactly alpha-beta under CM02 with crosstraffic off and a large TCP window, and within
-// (to 1e-4, well inside the 2% asked) under LV08 once its latency factor (x13.01), bandwidth factor
-// (x0.97) and crosstraffic are applied to the analytic engine's links. Crosstraffic: every flow
-// loads its reverse route with 5% of its rate (TCP acks); in these schedules each link direction
-// carries one flow's data and another flow's acks, so data gets 1 / 1.05 of the link.
+// engine: exactly alpha-beta under CM02 with crosstraffic off and a large TCP window, and to 1e-4
+// (the issue asks 2%) under LV08 once its latency factor (x13.01), bandwidth factor (x0.97) and
+// crosstraffic are applied to the analytic engine's links. Crosstraffic: every flow loads its
+// reverse route with 5% of its rate (TCP acks); in these schedules each link direction carries
+// one flow's data and another flow's acks, so data gets 1 / 1.05 of the link.
 #include "../uniform_star.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
 
