@@ -5,6 +5,7 @@
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/auto_select.hpp"
+#include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/sim/report.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
@@ -60,6 +61,14 @@ void run(const RunOptions& options) {
   engine.progress = [&progress](Picoseconds simulated, std::uint64_t steps) {
     return progress.keep_going(simulated, steps);
   };
+  // engine.type = "flow": SimGrid, one child process per size (sim/flow/flow_engine.hpp).
+  sim::flow::FlowOptions flow_engine;
+  flow_engine.model = scenario.engine.flow;
+  flow_engine.per_step_overhead = engine.per_step_overhead;
+  flow_engine.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+  flow_engine.seed = engine.seed;
+  flow_engine.record_steps = engine.record_steps;
+  flow_engine.progress = engine.progress;
   std::string stopped_at;
   for (std::size_t i = 0; i < workload.sizes.size() && stopped_at.empty(); ++i) {
     const std::uint64_t bytes = workload.sizes[i];
@@ -75,8 +84,11 @@ void run(const RunOptions& options) {
       call.algorithm = choice.algorithm;
       row.why = choice.reason;
     }
+    const coll::Schedule schedule = coll::Schedule::make(call);
     sim::CollectiveTiming timing =
-        sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine);
+        scenario.engine.type == "flow"
+            ? sim::flow::simulate_flow(topology, router, schedule, flow_engine)
+            : sim::simulate_analytic(topology, router, schedule, engine);
     progress.end();
     if (!timing.complete || progress.deadline_passed()) {
       stopped_at = format_bytes(bytes);

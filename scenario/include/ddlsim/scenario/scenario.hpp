@@ -7,6 +7,7 @@
 
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/sim/flow/flow_spec.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
 #include <cstdint>
@@ -34,11 +35,13 @@ struct WorkloadSpec {
   CollectiveWorkload collective;
 };
 
-// engine.type = "analytic" (the only engine so far): alpha-beta with max-min link sharing.
+// engine.type = "analytic" (alpha-beta with max-min link sharing) or "flow" (SimGrid's fluid
+// models, sim/flow).
 struct EngineSpec {
   std::string type = "analytic";
   Picoseconds per_step_overhead = 0;  // software cost added to every step
   double reduce_bytes_per_second = 0; // GPU reduction throughput; 0 = the GPU model's
+  sim::flow::FlowEngineSpec flow;     // engine.type = "flow" only
 };
 
 // One sweep axis: the value at JSON pointer `pointer` takes each of `values` in turn.
