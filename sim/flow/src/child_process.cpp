@@ -59,20 +59,39 @@ bool read_all(int fd, void* data, std::size_t size) {
   return true;
 }
 
-[[noreturn]] void child(int fd, const std::function<CollectiveTiming()>& simulate) {
+[[noreturn]] void send_and_exit(int fd, Header header, const std::string& text,
+                                const CollectiveTiming& timing) {
+  header.text_bytes = text.size();
+  write_all(fd, &header, sizeof header);
+  write_all(fd, text.data(), text.size());
+  write_all(fd, timing.steps_recorded.data(), timing.steps_recorded.size() * sizeof(StepRecord));
+  ::close(fd);
+  // Skip destructors and atexit handlers: SimGrid's teardown is slow and the parent owns
+  // every shared resource.
+  ::_exit(0);
+}
+
+Header header_of(const CollectiveTiming& timing) {
+  Header header;
+  header.complete = timing.complete;
+  header.time = timing.time;
+  header.steps = timing.steps;
+  header.transfers = timing.transfers;
+  header.bytes_sent = timing.bytes_sent;
+  header.peak_flows_per_link = timing.peak_flows_per_link;
+  header.records = timing.steps_recorded.size();
+  return header;
+}
+
+[[noreturn]] void child(int fd, const std::function<CollectiveTiming(const ReportNow&)>& simulate) {
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
   Header header;
   std::string text;
   CollectiveTiming timing;
   try {
-    timing = simulate();
-    header.complete = timing.complete;
-    header.time = timing.time;
-    header.steps = timing.steps;
-    header.transfers = timing.transfers;
-    header.bytes_sent = timing.bytes_sent;
-    header.peak_flows_per_link = timing.peak_flows_per_link;
-    header.records = timing.steps_recorded.size();
+    timing =
+        simulate([fd](const CollectiveTiming& now) { send_and_exit(fd, header_of(now), "", now); });
+    header = header_of(timing);
   } catch (const InputError& error) {
     header.outcome = Outcome::input_error;
     text = error.where() + error.reason();
@@ -84,19 +103,13 @@ bool read_all(int fd, void* data, std::size_t size) {
     header.outcome = Outcome::other_error;
     text = error.what();
   }
-  header.text_bytes = text.size();
-  write_all(fd, &header, sizeof header);
-  write_all(fd, text.data(), text.size());
-  write_all(fd, timing.steps_recorded.data(), timing.steps_recorded.size() * sizeof(StepRecord));
-  ::close(fd);
-  // Skip destructors and atexit handlers: SimGrid's teardown is slow and the parent owns
-  // every shared resource.
-  ::_exit(0);
+  send_and_exit(fd, header, text, timing);
 }
 
 } // namespace
 
-CollectiveTiming run_in_child_process(const std::function<CollectiveTiming()>& simulate) {
+CollectiveTiming
+run_in_child_process(const std::function<CollectiveTiming(const ReportNow&)>& simulate) {
   // Text buffered in this process would otherwise be written twice, once by the child.
   std::cout.flush();
   std::fflush(nullptr);

@@ -15,6 +15,11 @@ namespace ddlsim::sim::flow {
 // std::logic_error or other exception thrown by `simulate` is thrown again here with the same
 // type (InputError, logic_error, runtime_error) and message; a child that dies (a SimGrid abort)
 // becomes a std::runtime_error naming the signal or exit status.
-CollectiveTiming run_in_child_process(const std::function<CollectiveTiming()>& simulate);
+//
+// `simulate` receives `report_now`: calling it sends a result at once and ends the child (a run
+// stopped early ends this way, with no SimGrid teardown).
+using ReportNow = std::function<void(const CollectiveTiming&)>;
+CollectiveTiming
+run_in_child_process(const std::function<CollectiveTiming(const ReportNow& report_now)>& simulate);
 
 } // namespace ddlsim::sim::flow

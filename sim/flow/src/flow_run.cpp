@@ -41,6 +41,7 @@ struct Channel {
     std::uint64_t bytes = 0;
     bool reduce = false;
     bool consumed = false; // its sender has looked at it
+    bool released = false; // its flow has left its links (Platform::flow_finished)
   };
   std::deque<PostedReceive> receives;
 };
@@ -68,7 +69,7 @@ struct InFlight {
   std::uint32_t index;
   Phase phase;
   Channel* channel;
-  std::uint64_t sequence; // sends: which send of the channel
+  std::uint64_t sequence; // send or receive: which one of its channel
 };
 
 class FlowRun;
@@ -96,6 +97,9 @@ private:
   // Starts an execution of `work` picoseconds on this program's host, or completes the step now
   // when there is no work.
   void execute(Picoseconds work, InFlight what);
+  // The flow of `receive` ended: whichever of its two programs sees it first takes it off its
+  // links (both see it at the same simulated instant).
+  void release(Channel::PostedReceive& receive, int sender, int receiver);
   Channel& channel_to(std::int32_t peer);
   Channel& channel_from(std::int32_t peer);
 
@@ -118,8 +122,8 @@ private:
 class FlowRun {
 public:
   FlowRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
-          const FlowOptions& options)
-      : options_(options) {
+          const FlowOptions& options, const ReportNow& report_now)
+      : options_(options), report_now_(report_now) {
     const int ranks = schedule.ranks();
     if (static_cast<std::size_t>(ranks) > topology.gpus().size())
       throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
@@ -155,20 +159,16 @@ public:
     if (!platform_->routing_error().empty())
       throw InputError("topology", platform_->routing_error());
     if (!error_.empty()) throw std::logic_error(error_);
-    if (stopped_) {
-      result_.complete = false;
-    } else {
-      for (const auto& program : programs_)
-        if (!program->finished()) throw std::logic_error(program->describe_stuck());
-    }
-    result_.time = last_completion_;
-    return std::move(result_);
+    for (const auto& program : programs_)
+      if (!program->finished()) throw std::logic_error(program->describe_stuck());
+    return timing();
   }
 
   // --- for the programs ---
   const FlowOptions& options() const { return options_; }
   const GpuRates& rates(int rank) const { return rates_[static_cast<std::size_t>(rank)]; }
   CollectiveTiming& result() { return result_; }
+  Platform& platform() { return *platform_; }
   Channel& channel(int sender, int receiver, int channel) {
     const std::uint64_t key = (static_cast<std::uint64_t>(sender) << 40) ^
                               (static_cast<std::uint64_t>(receiver) << 16) ^
@@ -180,27 +180,29 @@ public:
     return found;
   }
   // A step completed now; false once the run must stop.
-  bool step_completed(Picoseconds now) {
+  void step_completed(Picoseconds now) {
     last_completion_ = std::max(last_completion_, now);
     if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
-        !options_.progress(now, steps_done_))
-      stop();
-    return !stopped_;
+        !options_.progress(now, steps_done_)) {
+      result_.complete = false;
+      report_now_(timing());
+    }
   }
+  // A program failed (a bug): every program stops at its next step and the run ends.
   void fail(const std::string& what) {
     if (error_.empty()) error_ = what;
-    stop();
   }
-  bool stopped() const { return stopped_; }
+  bool stopped() const { return !error_.empty(); }
 
 private:
-  void stop() {
-    if (stopped_) return;
-    stopped_ = true;
-    sg::Actor::kill_all(); // every actor but the caller, which returns on its own
+  CollectiveTiming timing() {
+    result_.time = last_completion_;
+    result_.peak_flows_per_link = platform_->peak_flows_per_link();
+    return std::move(result_);
   }
 
   const FlowOptions& options_;
+  const ReportNow& report_now_;
   int channels_ = 1;
   std::vector<GpuRates> rates_;
   std::unique_ptr<Platform> platform_;
@@ -209,7 +211,6 @@ private:
   CollectiveTiming result_;
   Picoseconds last_completion_ = 0;
   std::uint64_t steps_done_ = 0;
-  bool stopped_ = false;
   std::string error_;
 };
 
@@ -218,12 +219,24 @@ void Program::operator()() {
     while (!run_.stopped()) {
       issue_ready();
       if (activities_.empty() || run_.stopped()) break; // finished, or stuck (found afterwards)
-      const ssize_t done = sg::Activity::wait_any(activities_);
-      on_completed(static_cast<std::size_t>(done));
+      on_completed(static_cast<std::size_t>(sg::Activity::wait_any(activities_)));
+      // Everything else that ended at this instant is handled before new steps start, so that
+      // a flow that ended is off its links before the next one is routed.
+      while (!activities_.empty()) {
+        const ssize_t also = sg::Activity::test_any(activities_);
+        if (also < 0) break;
+        on_completed(static_cast<std::size_t>(also));
+      }
     }
   } catch (const std::exception& error) {
     run_.fail(error.what());
   }
+}
+
+void Program::release(Channel::PostedReceive& receive, int sender, int receiver) {
+  if (receive.released) return;
+  receive.released = true;
+  run_.platform().flow_finished(sender, receiver, channel_);
 }
 
 Channel& Program::channel_to(std::int32_t peer) {
@@ -277,10 +290,11 @@ void Program::begin(Slot& step, std::uint32_t index) {
           InFlight{index, Phase::send, &channel, channel.sends++});
   } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
     Channel& channel = channel_from(step.peer);
+    const std::uint64_t sequence = channel.first + channel.receives.size();
     channel.receives.push_back(
-        Channel::PostedReceive{step.bytes, step.kind == StepKind::recv_reduce, false});
+        Channel::PostedReceive{step.bytes, step.kind == StepKind::recv_reduce, false, false});
     track(channel.mailbox->get_async<void>(&received_),
-          InFlight{index, Phase::receive, &channel, 0});
+          InFlight{index, Phase::receive, &channel, sequence});
   } else {
     const GpuRates& rates = run_.rates(rank_);
     double rate = rates.codec_bytes_per_second;
@@ -309,9 +323,11 @@ void Program::on_completed(std::size_t position) {
   in_flight_.pop_back();
   switch (what.phase) {
   case Phase::send: {
+    const Slot& step = window_[what.index - base_];
     // The matching receive was posted before the bytes could move, so it is known by now.
     Channel& channel = *what.channel;
     Channel::PostedReceive& receive = channel.receives[what.sequence - channel.first];
+    release(receive, rank_, step.peer);
     receive.consumed = true;
     const bool reduce = receive.reduce;
     const std::uint64_t bytes = receive.bytes;
@@ -321,7 +337,6 @@ void Program::on_completed(std::size_t position) {
     }
     if (reduce) {
       // The receiver reduces from now on; this send completes when that reduction does.
-      const Slot& step = window_[what.index - base_];
       execute(duration(bytes, run_.rates(step.peer).reduce_bytes_per_second),
               InFlight{what.index, Phase::send_awaits_reduce, nullptr, 0});
     } else {
@@ -331,6 +346,9 @@ void Program::on_completed(std::size_t position) {
   }
   case Phase::receive: {
     const Slot& step = window_[what.index - base_];
+    Channel& channel = *what.channel;
+    if (what.sequence >= channel.first)
+      release(channel.receives[what.sequence - channel.first], step.peer, rank_);
     if (step.kind == StepKind::recv_reduce)
       execute(duration(step.bytes, run_.rates(rank_).reduce_bytes_per_second),
               InFlight{what.index, Phase::reduce, nullptr, 0});
@@ -377,8 +395,8 @@ std::string Program::describe_stuck() const {
 
 CollectiveTiming run_flow_in_this_process(const topo::Topology& topology, topo::Router& router,
                                           const coll::Schedule& schedule,
-                                          const FlowOptions& options) {
-  return FlowRun(topology, router, schedule, options).run();
+                                          const FlowOptions& options, const ReportNow& report_now) {
+  return FlowRun(topology, router, schedule, options, report_now).run();
 }
 
 } // namespace ddlsim::sim::flow

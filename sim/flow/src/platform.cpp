@@ -10,6 +10,8 @@
 #include <xbt/config.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -74,7 +76,8 @@ public:
         program_of_point_[point] = static_cast<std::int32_t>(hosts_.size());
         hosts_.push_back(host);
       }
-    last_route_.resize(hosts_.size());
+    route_cache_.resize(hosts_.size());
+    flows_on_link_.assign(topology.link_count(), 0);
     zone->seal();
   }
 
@@ -83,23 +86,49 @@ public:
   }
   const std::string& routing_error() const { return routing_error_; }
 
+  // SimGrid asks for the route of every flow when its bytes start to move (latency != nullptr),
+  // and, with crosstraffic, for the reverse route its acks take (latency == nullptr).
   void get_local_route(const routing::NetPoint* src, const routing::NetPoint* dst,
                        routing::Route* into, double* latency) override {
-    const std::int32_t from = program_of_point_[src->id()];
-    const std::int32_t to = program_of_point_[dst->id()];
-    CachedRoute& route = last_route_[static_cast<std::size_t>(from)];
-    if (route.to != to) choose(from, to, route);
+    const CachedRoute& route = route_of(program_of_point_[src->id()], program_of_point_[dst->id()]);
     into->link_list_.insert(into->link_list_.end(), route.links.begin(), route.links.end());
-    if (latency) *latency += route.latency;
+    if (latency) {
+      *latency += route.latency;
+      for (topo::LinkId link : route.ids)
+        peak_flows_ = std::max<std::size_t>(peak_flows_, ++flows_on_link_[link]);
+    }
   }
 
+  // The flow of (rank, channel) to `peer` has finished: it leaves its links.
+  void flow_finished(int rank, int peer, int channel) {
+    const CachedRoute& route = route_of(rank * channels_ + channel, peer * channels_ + channel);
+    for (topo::LinkId link : route.ids) --flows_on_link_[link];
+  }
+  std::size_t peak_flows_per_link() const { return peak_flows_; }
+
 private:
-  // The last route a program's host used: rings and trees send to the same peer over and over.
+  // The routes a program's host used last: rings and trees send to the same peer over and over,
+  // and the second entry keeps the reverse route of the flows it receives from evicting it.
   struct CachedRoute {
     std::int32_t to = -1;
     std::vector<LinkImpl*> links;
+    std::vector<topo::LinkId> ids;
     double latency = 0; // seconds
   };
+  struct RouteCache {
+    std::array<CachedRoute, 2> entries;
+    std::uint8_t next = 0; // the entry to replace
+  };
+
+  const CachedRoute& route_of(std::int32_t from, std::int32_t to) {
+    RouteCache& cache = route_cache_[static_cast<std::size_t>(from)];
+    for (const CachedRoute& entry : cache.entries)
+      if (entry.to == to) return entry;
+    CachedRoute& entry = cache.entries[cache.next];
+    cache.next ^= 1;
+    choose(from, to, entry);
+    return entry;
+  }
 
   void choose(std::int32_t from, std::int32_t to, CachedRoute& route) {
     const std::int32_t sender = from / channels_, receiver = to / channels_;
@@ -109,6 +138,7 @@ private:
                       topology_.gpus()[static_cast<std::size_t>(receiver)]);
     route.to = to;
     route.links.clear();
+    route.ids = {};
     if (paths.empty()) {
       if (routing_error_.empty())
         routing_error_ =
@@ -120,6 +150,7 @@ private:
     }
     const topo::Path& path = paths[ecmp_path_index(seed_, sender, receiver, channel, paths.size())];
     Picoseconds total = 0;
+    route.ids = path;
     for (topo::LinkId link : path) {
       route.links.push_back(links_[link]);
       total += topology_.link(link).latency;
@@ -140,7 +171,9 @@ private:
   std::vector<LinkImpl*> links_;
   std::vector<sg::Host*> hosts_;
   std::vector<std::int32_t> program_of_point_; // netpoint id -> program (rank * channels + c)
-  std::vector<CachedRoute> last_route_;        // per program
+  std::vector<RouteCache> route_cache_;        // per program
+  std::vector<std::uint32_t> flows_on_link_;   // flows whose bytes are moving, per link
+  std::size_t peak_flows_ = 0;
   std::string routing_error_;
 };
 
@@ -155,6 +188,13 @@ sg::Host* Platform::host(int rank, int channel) const {
 }
 const std::string& Platform::routing_error() const {
   return zone_->routing_error();
+}
+
+void Platform::flow_finished(int rank, int peer, int channel) {
+  zone_->flow_finished(rank, peer, channel);
+}
+std::size_t Platform::peak_flows_per_link() const {
+  return zone_->peak_flows_per_link();
 }
 
 void Platform::run() {

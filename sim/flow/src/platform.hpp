@@ -43,6 +43,10 @@ public:
   // The first routing failure (a flow with no path), or "" when every flow had a route.
   const std::string& routing_error() const;
 
+  // A flow that SimGrid routed (when its bytes started to move) has finished.
+  void flow_finished(int rank, int peer, int channel);
+  // Largest number of flows whose bytes moved over one link at once (latency phase included).
+  std::size_t peak_flows_per_link() const;
   // Runs the simulation until no actor can go on.
   static void run();
   // Simulated time now, in picoseconds.

@@ -125,3 +125,15 @@ TEST_CASE("flow: LV08 slows the shared spine down too") {
   INFO("alone " << alone << " ps, shared " << shared << " ps");
   CHECK(std::abs((shared - alone) - predicted_delay) <= 0.02 * predicted_delay);
 }
+
+TEST_CASE("flow: the report counts the flows that shared a link") {
+  for (int groups : {1, 2}) {
+    const topo::Topology topology = two_leaves(2 * groups);
+    topo::Router router(topology);
+    const CollectiveTiming timing =
+        flow::simulate_flow(topology, router, all_reduces(groups), alpha_beta());
+    INFO(groups << " all-reduces");
+    // Each spine direction carries one flow per all-reduce.
+    CHECK(timing.peak_flows_per_link == static_cast<std::size_t>(groups));
+  }
+}
