@@ -32,6 +32,15 @@ double peak_rss_mib(int who) {
   return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is KiB on Linux
 }
 
+// CPU seconds (user + system) of this process or of its waited-for children: on a shared
+// machine wall time also counts other people's work.
+double cpu_seconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -89,20 +98,23 @@ int main(int argc, char** argv) {
         sim::flow::simulate_flow(topology, flow_router, coll::Schedule::make(call), options);
     const double flow_wall = seconds_since(flow_start);
     const double flow_rss = peak_rss_mib(RUSAGE_CHILDREN);
+    const double flow_cpu = cpu_seconds(RUSAGE_CHILDREN);
 
     const auto analytic_start = std::chrono::steady_clock::now();
+    const double analytic_cpu_start = cpu_seconds(RUSAGE_SELF);
     topo::Router router(topology);
     const sim::CollectiveTiming analytic = sim::simulate_analytic(
         topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
     const double analytic_wall = seconds_since(analytic_start);
+    const double analytic_cpu = cpu_seconds(RUSAGE_SELF) - analytic_cpu_start;
 
-    std::printf("%-13s ranks %6d  flow %s: steps %11llu  wall %7.2f s  peak RSS %7.1f MiB  "
-                "simulated %8.3f ms%s | analytic: wall %6.2f s  peak RSS %6.1f MiB  simulated "
-                "%8.3f ms\n",
+    std::printf("%-13s ranks %6d  flow %s: steps %11llu  wall %7.2f s  cpu %7.2f s  peak RSS "
+                "%7.1f MiB  simulated %8.3f ms%s | analytic: wall %6.2f s  cpu %6.2f s  peak RSS "
+                "%6.1f MiB  simulated %8.3f ms\n",
                 algorithm.c_str(), ranks, model.c_str(),
-                static_cast<unsigned long long>(flow.steps), flow_wall, flow_rss,
+                static_cast<unsigned long long>(flow.steps), flow_wall, flow_cpu, flow_rss,
                 ps_to_seconds(flow.time) * 1e3,
-                flow.complete ? "" : " (stopped: time reached so far)", analytic_wall,
+                flow.complete ? "" : " (stopped: time reached so far)", analytic_wall, analytic_cpu,
                 peak_rss_mib(RUSAGE_SELF), ps_to_seconds(analytic.time) * 1e3);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
