@@ -18,5 +18,6 @@ void add_topo_command(CLI::App& app);
 void add_presets_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 } // namespace ddlsim::cli

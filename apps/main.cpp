@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   ddlsim::cli::add_check_command(app);
   ddlsim::cli::add_topo_command(app);
   ddlsim::cli::add_presets_command(app);
+  ddlsim::cli::add_plan_command(app);
 
   try {
     app.parse(argc, argv);

@@ -4,7 +4,8 @@
 //    "programs": [{"rank": 0, "channel": 0, "steps": [
 //       {"kind": "send", "peer": 1, "src": ["input", 0, 256], "bytes": 256, "deps": [1]}, ...]}]}
 // A step lists only the fields its kind uses (src / dst / aux as [buffer, offset, bytes];
-// codec, param, deps when set), so a dump reads like the text form and loads back equal.
+// codec, param, deps and wait = [channel, step] when set), so a dump reads like the text form
+// and loads back equal.
 #include "ddlsim/collectives/dump.hpp"
 
 #include "step_rules.hpp"
@@ -34,9 +35,9 @@ constexpr std::array kOps{Op::all_reduce, Op::reduce_scatter, Op::all_gather, Op
                           Op::reduce,     Op::all_to_all,     Op::send_recv};
 constexpr std::array kTypes{DataType::fp32, DataType::fp16, DataType::bf16};
 constexpr std::array kReductions{Reduction::sum, Reduction::avg, Reduction::adasum};
-constexpr std::array kKinds{StepKind::send,     StepKind::recv,      StepKind::recv_reduce,
-                            StepKind::reduce,   StepKind::copy,      StepKind::scale,
-                            StepKind::compress, StepKind::decompress};
+constexpr std::array kKinds{StepKind::send,     StepKind::recv,       StepKind::recv_reduce,
+                            StepKind::reduce,   StepKind::copy,       StepKind::scale,
+                            StepKind::compress, StepKind::decompress, StepKind::compute};
 constexpr std::array kBuffers{Buffer::input, Buffer::output, Buffer::scratch};
 constexpr std::array kCodecs{Codec::none, Codec::topk, Codec::fp16_cast, Codec::chunk_norms,
                              Codec::chunk_select};
@@ -108,6 +109,7 @@ Json step_json(const Step& step) {
   if (step.param != 0) j["param"] = step.param;
   if (step.dep_count > 0)
     j["deps"] = std::vector<std::uint32_t>(step.deps.begin(), step.deps.begin() + step.dep_count);
+  if (step.has_wait()) j["wait"] = {step.wait_channel, step.wait_step};
   return j;
 }
 
@@ -127,6 +129,11 @@ Step parse_step(const JsonValue& value, int channel) {
     const auto deps = v->array(0, kMaxStepDeps);
     for (const JsonValue& d : deps)
       step.deps[step.dep_count++] = std::uint32_t(d.integer(0, UINT32_MAX));
+  }
+  if (auto v = o.optional("wait")) {
+    const auto wait = v->array(2, 2); // [channel, step]
+    step.wait_channel = std::uint16_t(wait[0].integer(0, kNoWait - 1));
+    step.wait_step = std::uint32_t(wait[1].integer(0, UINT32_MAX));
   }
   o.finish();
   return step;

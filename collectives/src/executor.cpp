@@ -111,6 +111,7 @@ void Executor::advance(std::uint32_t id) {
     }
     for (std::size_t d = 0; d < program.next.dep_count; ++d)
       if (!program.done[program.next.deps[d]]) return; // re-queued when that step completes
+    if (program.next.has_wait() && !wait_done(program.rank, program.next)) return;
     program.has_next = false;
     program.done.push_back(0);
     ++program.unfinished;
@@ -205,13 +206,32 @@ void Executor::execute_local(const Started& s) {
   }
 }
 
+bool Executor::wait_done(int rank, const Step& step) const {
+  if (step.wait_channel >= channels_)
+    throw ExecutionError("rank " + std::to_string(rank) + " (" + describe(step) +
+                             "): waits for channel " + std::to_string(step.wait_channel) +
+                             " but the schedule has " + std::to_string(channels_) + " channels",
+                         false);
+  const Program& other = programs_[std::size_t(rank * channels_ + step.wait_channel)];
+  return step.wait_step < other.done.size() && other.done[step.wait_step];
+}
+
 void Executor::complete(std::uint32_t id, std::uint32_t index) {
   Program& program = programs_[id];
   program.done[index] = 1;
   --program.unfinished;
-  if (!program.queued) {
-    program.queued = true;
-    ready_.push_back(id);
+  auto enqueue = [this](std::uint32_t p) {
+    if (programs_[p].queued) return;
+    programs_[p].queued = true;
+    ready_.push_back(p);
+  };
+  enqueue(id);
+  // Programs of the same rank blocked on a wait for this channel may now go on.
+  const std::uint32_t first = std::uint32_t(program.rank * channels_);
+  for (std::uint32_t other = first; other < first + std::uint32_t(channels_); ++other) {
+    const Program& waiter = programs_[other];
+    if (waiter.has_next && waiter.next.has_wait() && waiter.next.wait_channel == program.channel)
+      enqueue(other);
   }
 }
 
@@ -259,7 +279,14 @@ void Executor::report_deadlock() const {
       if (!program.done[program.next.deps[d]])
         deps += (deps.empty() ? "" : ",") + std::to_string(program.next.deps[d]);
     const auto index = static_cast<std::uint32_t>(program.done.size());
-    stuck.push_back({{id, index}, where(id, index, program.next) + " waits for steps " + deps});
+    std::string wait;
+    if (program.next.has_wait() && !wait_done(program.rank, program.next))
+      wait = std::string(deps.empty() ? "" : " and") + " channel " +
+             std::to_string(program.next.wait_channel) + " step " +
+             std::to_string(program.next.wait_step);
+    stuck.push_back({{id, index},
+                     where(id, index, program.next) + " waits for" +
+                         (deps.empty() ? "" : " steps " + deps) + wait});
   }
   for (const auto& [key, queue] : queues_) {
     for (const Started& s : queue.sends)

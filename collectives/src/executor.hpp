@@ -71,6 +71,8 @@ private:
   void execute_local(const Started& s);
   void transfer(const Started& send, const Started& receive);
   void complete(std::uint32_t id, std::uint32_t index);
+  // Whether the cross-program wait of `step` (a step of `rank`) is satisfied.
+  bool wait_done(int rank, const Step& step) const;
   void check_access(const Started& s, const BufferRange& range, bool write) const;
   void forget_accesses(int rank, std::uint32_t id, std::uint32_t index);
   [[noreturn]] void report_deadlock() const;

@@ -20,6 +20,8 @@ std::string_view to_string(StepKind kind) {
     return "compress";
   case StepKind::decompress:
     return "decompress";
+  case StepKind::compute:
+    return "compute";
   }
   return "?";
 }

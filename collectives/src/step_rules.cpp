@@ -19,10 +19,10 @@ std::string to_string(const BufferRange& range) {
 namespace {
 
 bool uses_src(StepKind kind) {
-  return kind != StepKind::recv;
+  return kind != StepKind::recv && kind != StepKind::compute;
 }
 bool uses_dst(StepKind kind) {
-  return kind != StepKind::send;
+  return kind != StepKind::send && kind != StepKind::compute;
 }
 // Kinds that combine values element by element need element-aligned ranges.
 bool combines_elements(const Step& step) {
@@ -52,7 +52,7 @@ bool overlap(const BufferRange& a, const BufferRange& b) {
 
 std::string step_problem(const Step& step, const StepPlace& place, int ranks,
                          const RankBuffers& buffers, DataType dtype) {
-  if (static_cast<unsigned>(step.kind) > static_cast<unsigned>(StepKind::decompress))
+  if (static_cast<unsigned>(step.kind) > static_cast<unsigned>(StepKind::compute))
     return "unknown step kind " + std::to_string(static_cast<unsigned>(step.kind));
   if (step.channel != place.channel)
     return "says channel " + std::to_string(step.channel) + " but is in the program of channel " +
@@ -66,9 +66,24 @@ std::string step_problem(const Step& step, const StepPlace& place, int ranks,
   if (!step.is_local() && (step.peer < 0 || step.peer >= ranks || step.peer == place.rank))
     return "peer " + std::to_string(step.peer) + " is not another rank of 0.." +
            std::to_string(ranks - 1);
+  if (step.has_wait() && step.wait_channel == place.channel)
+    return "waits for step " + std::to_string(step.wait_step) +
+           " of its own channel; use deps within a program";
   const bool coded = step.kind == StepKind::compress || step.kind == StepKind::decompress;
   if (coded != (step.codec != Codec::none))
     return coded ? "needs a codec" : "has a codec but only compress/decompress use one";
+  if (step.kind == StepKind::compute) {
+    if (step.bytes != 0 || step.peer != -1 || step.src != BufferRange{} ||
+        step.dst != BufferRange{} || step.aux != BufferRange{})
+      return "compute touches no buffer and no peer: bytes must be 0 and peer, src, dst, aux "
+             "unset";
+    // Picoseconds are integers; 2^53 ps (about 2.5 hours) keeps the double exact.
+    if (!(step.param >= 0 && step.param <= 9007199254740992.0) ||
+        step.param != static_cast<double>(static_cast<std::int64_t>(step.param)))
+      return "compute duration " + std::to_string(step.param) +
+             " ps must be a whole number of picoseconds in [0, 2^53]";
+    return {};
+  }
 
   const std::size_t element_bytes = element_size(dtype);
   const bool aligned = combines_elements(step);
@@ -108,6 +123,7 @@ std::string describe(const Step& step) {
   if (step.is_receive()) out << " from " << step.peer;
   if (step.codec != Codec::none) out << ' ' << coll::to_string(step.codec);
   if (step.kind == StepKind::scale) out << " x" << step.param;
+  if (step.kind == StepKind::compute) out << ' ' << static_cast<std::int64_t>(step.param) << " ps";
   if (step.codec == Codec::chunk_norms || step.codec == Codec::chunk_select)
     out << " chunk " << step.param << " B";
   out << ' ';
@@ -119,6 +135,7 @@ std::string describe(const Step& step) {
     out << "  deps ";
     for (std::size_t i = 0; i < step.dep_count; ++i) out << (i ? "," : "") << step.deps[i];
   }
+  if (step.has_wait()) out << "  wait ch " << step.wait_channel << " #" << step.wait_step;
   return out.str();
 }
 

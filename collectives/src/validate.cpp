@@ -82,6 +82,11 @@ void validate(const MaterializedSchedule& s) {
         if (auto problem = detail::step_problem(step, place, s.ranks, buffers, s.call.dtype);
             !problem.empty())
           fail(to_string(place) + " (" + detail::describe(step) + "): " + problem);
+        if (step.has_wait() && (step.wait_channel >= s.channels ||
+                                step.wait_step >= programs[std::size_t(step.wait_channel)].size()))
+          fail(to_string(place) + " (" + detail::describe(step) + "): waits for channel " +
+               std::to_string(step.wait_channel) + " step " + std::to_string(step.wait_step) +
+               ", which does not exist (" + std::to_string(s.channels) + " channels)");
         if (step.is_send()) sends[{r, step.peer, c}].push_back({place, step.bytes});
         if (step.is_receive()) receives[{step.peer, r, c}].push_back({place, step.bytes});
       }

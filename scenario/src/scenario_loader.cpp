@@ -6,6 +6,8 @@
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/suggest.hpp"
 
+#include <stdexcept>
+
 namespace ddlsim {
 namespace {
 
@@ -94,6 +96,36 @@ std::vector<SweepAxis> parse_sweep(const JsonValue& section) {
   return axes;
 }
 
+PlanSpec parse_plan(const JsonValue& section) {
+  PlanSpec plan;
+  JsonObject object = section.object();
+  if (auto v = object.optional("price")) {
+    JsonObject price = v->object();
+    auto gpu = price.optional("per_gpu_hour");
+    auto node = price.optional("per_node_hour");
+    if (gpu && node) v->fail("give per_gpu_hour or per_node_hour, not both");
+    if (!gpu && !node) v->fail_expected("{\"per_gpu_hour\": N} or {\"per_node_hour\": N}");
+    if (gpu) plan.price_per_gpu_hour = gpu->positive_number(1e9);
+    if (node) plan.price_per_node_hour = node->positive_number(1e9);
+    price.finish();
+  }
+  if (auto v = object.optional("goals")) {
+    JsonObject goals = v->object();
+    if (auto g = goals.optional("max_time_seconds"))
+      plan.max_time_seconds = g->positive_number(1e12);
+    if (auto g = goals.optional("min_samples_per_second"))
+      plan.min_samples_per_second = g->positive_number(1e15);
+    if (auto g = goals.optional("min_scaling_efficiency"))
+      plan.min_scaling_efficiency = g->number(0, 1);
+    if (auto g = goals.optional("max_cost")) plan.max_cost = g->positive_number(1e15);
+    goals.finish();
+  }
+  if (auto v = object.optional("prefer"))
+    plan.prefer = v->choice(std::vector<std::string>{"cost", "time"});
+  object.finish();
+  return plan;
+}
+
 OutputSpec parse_output(const JsonValue& section) {
   OutputSpec output;
   JsonObject object = section.object();
@@ -118,44 +150,69 @@ Scenario parse_resolved(const Json& json, bool with_sweep) {
   if (auto v = root.optional("seed"))
     scenario.seed = static_cast<std::uint64_t>(v->integer(0, INT64_MAX));
   if (auto v = root.optional("sweep"); v && with_sweep) scenario.sweep = parse_sweep(*v);
+  if (auto v = root.optional("plan")) scenario.plan = parse_plan(*v);
   root.finish();
   check_collective(scenario.workload.collective, scenario.topology);
   return scenario;
 }
 
+// The JSON of sweep point `index` (first axis fastest) and its settings.
+Json point_json(const Scenario& scenario, std::size_t index,
+                std::vector<std::pair<std::string, Json>>& settings) {
+  Json point = scenario.resolved;
+  point.erase("sweep");
+  for (const SweepAxis& axis : scenario.sweep) {
+    const Json& value = axis.values[index % axis.values.size()];
+    index /= axis.values.size();
+    try {
+      point[Json::json_pointer(axis.pointer)] = value;
+    } catch (const Json::exception&) {
+      throw InputError("/sweep", "cannot set " + axis.pointer +
+                                     " in this scenario (a step of the path is not an object)");
+    }
+    settings.emplace_back(axis.pointer, value);
+  }
+  return point;
+}
+
 // Every sweep point must itself be a valid scenario: check them all now, not mid-sweep.
 void check_sweep_points(const Scenario& scenario) {
   if (scenario.sweep.empty()) return;
-  std::vector<std::size_t> index(scenario.sweep.size(), 0);
-  while (true) {
-    Json point = scenario.resolved;
-    point.erase("sweep");
-    std::string where = "sweep point";
-    for (std::size_t a = 0; a < scenario.sweep.size(); ++a) {
-      const SweepAxis& axis = scenario.sweep[a];
-      try {
-        point[Json::json_pointer(axis.pointer)] = axis.values[index[a]];
-      } catch (const Json::exception&) {
-        throw InputError("/sweep", "cannot set " + axis.pointer +
-                                       " in this scenario (a step of the path is not an object)");
-      }
-      where += " " + axis.pointer + "=" + axis.values[index[a]].dump();
-    }
+  const std::size_t count = sweep_point_count(scenario);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::vector<std::pair<std::string, Json>> settings;
+    const Json point = point_json(scenario, i, settings);
     try {
       parse_resolved(point, false);
     } catch (const InputError& e) {
+      std::string where = "sweep point";
+      for (const auto& [pointer, value] : settings) where += " " + pointer + "=" + value.dump();
       throw InputError("/sweep", where + ": " + e.what());
     }
-    std::size_t a = 0;
-    for (; a < index.size(); ++a) {
-      if (++index[a] < scenario.sweep[a].values.size()) break;
-      index[a] = 0;
-    }
-    if (a == index.size()) return;
   }
 }
 
 } // namespace
+
+std::size_t sweep_point_count(const Scenario& scenario) {
+  std::size_t count = 1;
+  for (const SweepAxis& axis : scenario.sweep) count *= axis.values.size();
+  return count;
+}
+
+SweepPoint sweep_point(const Scenario& scenario, std::size_t index) {
+  if (index >= sweep_point_count(scenario))
+    throw std::out_of_range("sweep point " + std::to_string(index) + " of " +
+                            std::to_string(sweep_point_count(scenario)));
+  SweepPoint point;
+  point.index = index;
+  point.scenario = parse_resolved(point_json(scenario, index, point.settings), false);
+  point.scenario.name = scenario.name;
+  point.scenario.description = scenario.description;
+  point.scenario.origin = scenario.origin;
+  point.scenario.plan = scenario.plan;
+  return point;
+}
 
 coll::CollectiveCall make_collective_call(const CollectiveWorkload& workload,
                                           const topo::ClusterSpec& cluster, std::uint64_t bytes) {

@@ -24,7 +24,7 @@ struct StepRef {
 // What the engine keeps of a step: its timing-relevant fields only (a third of a Step's size),
 // because at 16k ranks the windows of all programs no longer fit in cache.
 struct Slot {
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
   Picoseconds start = 0;
   std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
   std::int32_t peer = -1;
@@ -32,10 +32,15 @@ struct Slot {
   std::uint8_t dep_count = 0;
   std::uint16_t channel = 0;
   bool done = false;
+  std::uint16_t wait_channel = coll::kNoWait;
+  std::uint32_t wait_step = 0;
 
   static Slot of(const Step& step) {
-    return Slot{step.bytes,   0,    step.deps, step.peer, step.kind, step.dep_count,
-                step.channel, false};
+    const std::uint64_t bytes = step.kind == StepKind::compute
+                                    ? static_cast<std::uint64_t>(std::llround(step.param))
+                                    : step.bytes;
+    return Slot{bytes,        0,     step.deps,         step.peer,     step.kind, step.dep_count,
+                step.channel, false, step.wait_channel, step.wait_step};
   }
   bool is_send() const { return kind == StepKind::send; }
   bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
@@ -78,6 +83,10 @@ struct alignas(64) Program {
   std::int32_t path_peer = -1;
   const topo::Path* path = nullptr;
   Picoseconds path_latency = 0;
+  // Programs of the same rank whose next step waits (Step::wait_channel) for a step of this one;
+  // they retry when a step of this program completes. Empty outside training workloads.
+  std::vector<std::uint32_t> waiters;
+  bool registered_as_waiter = false;
 };
 
 // Keeps what on_arrival needs (the receive's kind and rank) so that the arrival does not have to
@@ -270,10 +279,32 @@ private:
         const std::uint32_t dep = next.deps[d];
         if (dep >= program.base && !program.window[dep - program.base].done) return;
       }
+      if (next.wait_channel != coll::kNoWait && !wait_done(p, next)) return;
       next.start = now_;
       ++program.next_start;
       begin(next, StepRef{p, index}, program.rank);
     }
+  }
+
+  // Whether the cross-program wait of `step` (next in program p) is satisfied; if not, p is
+  // registered to retry when the awaited program completes a step.
+  bool wait_done(std::uint32_t p, const Slot& step) {
+    Program& program = programs_[p];
+    if (step.wait_channel >= channels_)
+      throw std::logic_error("rank " + std::to_string(program.rank) + " channel " +
+                             std::to_string(program.channel) + " waits for channel " +
+                             std::to_string(step.wait_channel) + " of a schedule with " +
+                             std::to_string(channels_) + " channels");
+    Program& awaited = programs_[program_of(program.rank, step.wait_channel)];
+    const std::uint32_t k = step.wait_step;
+    if (k < awaited.base) return true; // retired, hence done
+    if (k - awaited.base < awaited.window.size() && awaited.window[k - awaited.base].done)
+      return true;
+    if (!program.registered_as_waiter) {
+      program.registered_as_waiter = true;
+      awaited.waiters.push_back(p);
+    }
+    return false;
   }
 
   std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
@@ -324,6 +355,10 @@ private:
         start_transfer(send.step, ref, step.bytes, reduce);
       else
         put(self.receives, self.receives_rest, Waiting{step.peer, ref, step.bytes, reduce});
+    } else if (step.kind == StepKind::compute) {
+      // A modelled duration: no per-step overhead on top (the workload model includes it).
+      events_.push(now_ + static_cast<Picoseconds>(step.bytes),
+                   Event{EventKind::local_done, ref.program, ref.index});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
@@ -421,13 +456,22 @@ private:
         !options_.progress(now_, steps_done_))
       stopped_ = true;
     if (options_.record_steps)
-      result_.steps_recorded.push_back(StepRecord{program.rank, program.channel, done.kind,
-                                                  done.peer, done.bytes, done.start, now_});
+      result_.steps_recorded.push_back(
+          StepRecord{program.rank, program.channel, done.kind, done.peer,
+                     done.kind == StepKind::compute ? 0 : done.bytes, done.start, now_});
     while (!program.window.empty() && program.window.front().done) {
       program.window.pop_front();
       ++program.base;
     }
     start_ready(ref.program);
+    if (!program.waiters.empty()) {
+      std::vector<std::uint32_t> waiters;
+      waiters.swap(program.waiters);
+      for (std::uint32_t w : waiters) {
+        programs_[w].registered_as_waiter = false;
+        start_ready(w);
+      }
+    }
   }
 
   void check_finished() const {

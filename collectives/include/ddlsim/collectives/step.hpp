@@ -2,8 +2,11 @@
 //
 // A Schedule gives every (rank, channel) pair a program: an ordered list of Steps. Execution rules,
 // the same for every executor:
-//  1. A step may start once the previous step of the same program has started (in-order issue)
-//     and every step listed in `deps` (indices into the same program) has completed.
+//  1. A step may start once the previous step of the same program has started (in-order issue),
+//     every step listed in `deps` (indices into the same program) has completed, and, when
+//     `wait_channel` is set, step `wait_step` of the program (same rank, wait_channel) has
+//     completed. Cross-program waits are how a training workload joins its compute stream to its
+//     communication streams (a bucket's all-reduce waits for the backward step that filled it).
 //  2. The k-th send from rank a to rank b on channel c matches the k-th recv / recv_reduce at b
 //     from a on channel c. Matching sends and receives carry the same byte count.
 //  3. A send completes when its matching receive has completed; a receive completes when all its
@@ -40,6 +43,8 @@ enum class StepKind : std::uint8_t {
   scale,       // dst = src * param, local (average = sum scaled by 1/ranks)
   compress,    // dst = codec(src [, aux]), local
   decompress,  // dst = dst (op) inverse_codec(src [, aux]), local
+  compute,     // the rank's GPU computes for `param` picoseconds (forward, backward, optimizer
+               // work of a training workload); touches no buffer, bytes = 0
 };
 
 // How compress/decompress transform data. Byte layouts (element size e of the call's dtype):
@@ -55,24 +60,30 @@ enum class StepKind : std::uint8_t {
 enum class Codec : std::uint8_t { none, topk, fp16_cast, chunk_norms, chunk_select };
 
 inline constexpr std::size_t kMaxStepDeps = 4;
+// Step::wait_channel when the step waits for no other program.
+inline constexpr std::uint16_t kNoWait = 0xFFFF;
 
 struct Step {
   StepKind kind = StepKind::send;
   Codec codec = Codec::none;
   std::uint8_t dep_count = 0;
   std::uint16_t channel = 0;
-  std::int32_t peer = -1;  // send, recv, recv_reduce
+  std::uint16_t wait_channel = kNoWait; // rule 1: also wait for step wait_step of this channel's
+  std::int32_t peer = -1;               // send, recv, recv_reduce
+  std::uint32_t wait_step = 0;          // program (same rank); see wait_channel
   BufferRange src{};       // send: data sent; recv_reduce / reduce: local operand; copy, scale,
                            // compress, decompress: input
   BufferRange dst{};       // recv, recv_reduce, reduce, copy, scale, compress, decompress: output
   BufferRange aux{};       // chunk_select only: the norms
   std::uint64_t bytes = 0; // bytes on the wire (send / recv) or bytes processed (local steps)
-  double param = 0;        // scale: factor; chunk_norms / chunk_select: chunk bytes
+  double param = 0;        // scale: factor; chunk_norms / chunk_select: chunk bytes;
+                           // compute: duration in picoseconds (an integral value)
   std::array<std::uint32_t, kMaxStepDeps> deps{}; // deps[dep_count..] stay zero
 
   bool is_send() const { return kind == StepKind::send; }
   bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
   bool is_local() const { return !is_send() && !is_receive(); }
+  bool has_wait() const { return wait_channel != kNoWait; }
   // Field-wise; unused fields must hold their defaults (generators and loaders keep them so).
   bool operator==(const Step&) const = default;
 };

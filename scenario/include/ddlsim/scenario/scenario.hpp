@@ -50,6 +50,18 @@ struct SweepAxis {
   std::vector<Json> values;
 };
 
+// The `plan` section: what `ddlsim plan` optimises for and the constraints a point must meet.
+// Every goal is optional; a price makes costs (and the time-vs-cost Pareto front) appear.
+struct PlanSpec {
+  double price_per_gpu_hour = 0;          // currency units per GPU-hour; 0 = no price
+  double price_per_node_hour = 0;         // per node-hour (exclusive with the GPU price)
+  std::optional<double> max_time_seconds; // on the plan's time axis (see planning/)
+  std::optional<double> min_samples_per_second;
+  std::optional<double> min_scaling_efficiency; // 0..1
+  std::optional<double> max_cost;               // on the plan's cost axis
+  std::string prefer = "cost";                  // among feasible points: "cost" or "time"
+};
+
 struct OutputSpec {
   std::string json_path;  // machine report; "" = none
   std::string trace_path; // Chrome trace; "" = none
@@ -64,6 +76,7 @@ struct Scenario {
   WorkloadSpec workload;
   EngineSpec engine;
   std::vector<SweepAxis> sweep;
+  PlanSpec plan;
   OutputSpec output;
   std::uint64_t seed = 1;
 };
@@ -79,6 +92,19 @@ Scenario load_scenario(const Json& json, const std::string& origin,
 // merged over it with JSON merge-patch semantics: objects merge, anything else replaces).
 Json resolve_includes(const Json& json, const std::string& origin,
                       const std::filesystem::path& base_dir);
+
+// One point of a scenario's sweep: the base scenario with each axis set to one of its values.
+struct SweepPoint {
+  std::size_t index = 0; // 0 .. sweep_point_count - 1; the first axis varies fastest
+  std::vector<std::pair<std::string, Json>> settings; // (JSON pointer, value) per axis
+  Scenario scenario;                                  // parsed, without a sweep of its own
+};
+
+// How many points the sweep has (1 for a scenario without a sweep: the scenario itself).
+std::size_t sweep_point_count(const Scenario& scenario);
+// Point `index` of the sweep. The points were validated at load, so this throws only for an
+// index out of range.
+SweepPoint sweep_point(const Scenario& scenario, std::size_t index);
 
 // The collective call of `workload` at one of its sizes, with every rank's node taken from the
 // cluster (ranks are node-major, as in Topology::gpus()).

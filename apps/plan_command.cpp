@@ -1,0 +1,197 @@
+// `ddlsim plan SCENARIO`: what-if capacity planning. Runs every point of the scenario's sweep
+// (plus --axis flags) over threads and MPI ranks, reuses cached results, and prints the ranked
+// table, the time-vs-cost Pareto front and the recommendation.
+#include "commands.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/planning/distributed.hpp"
+#include "ddlsim/planning/plan_report.hpp"
+#include "ddlsim/planning/point_runner.hpp"
+#include "ddlsim/planning/result_cache.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+#include "point_evaluator.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <optional>
+
+namespace ddlsim::cli {
+namespace {
+
+struct PlanOptions {
+  std::string scenario;
+  std::vector<std::string> axes;
+  unsigned threads = 0;
+  std::string cache = ".ddlsim-cache";
+  bool no_cache = false;
+  std::string csv;
+  std::string json;
+};
+
+// "--axis /pointer=v1,v2": each value is JSON when it parses as JSON, else a string.
+Json parse_axis(const std::string& flag) {
+  const auto equals = flag.find('=');
+  if (equals == std::string::npos || equals == 0 || flag[0] != '/')
+    throw InputError("--axis " + flag,
+                     "expected POINTER=V1,V2,... such as /topology/fabric/bandwidth_gbps=25,100");
+  Json values = Json::array();
+  std::string rest = flag.substr(equals + 1);
+  std::size_t start = 0;
+  while (start <= rest.size()) {
+    const auto comma = rest.find(',', start);
+    const std::string text = rest.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (text.empty()) throw InputError("--axis " + flag, "an empty value between commas");
+    try {
+      values.push_back(Json::parse(text));
+    } catch (const Json::exception&) {
+      values.push_back(text);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {{"set", flag.substr(0, equals)}, {"values", values}};
+}
+
+Scenario load_with_axes(const PlanOptions& options) {
+  Json json = parse_json_file(options.scenario);
+  if (!options.axes.empty()) {
+    if (!json.is_object()) return load_scenario_file(options.scenario); // reports the problem
+    Json& sweep = json["sweep"];
+    if (sweep.is_null()) sweep = Json::array();
+    for (const std::string& axis : options.axes) sweep.push_back(parse_axis(axis));
+  }
+  const std::filesystem::path file(options.scenario);
+  return load_scenario(json, file.string(), file.parent_path());
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, "cannot open the output file for writing");
+  write(out);
+  if (!out) throw InputError(path, "writing the output file failed (disk full?)");
+}
+
+// "plan: 37/120 points (12 cached), 8.1 s, ETA 18 s" on stderr when it is a terminal.
+class PlanProgress {
+public:
+  explicit PlanProgress(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO) == 1) {}
+  void update(std::size_t done, std::size_t total, std::size_t cached) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double eta = done > 0 ? elapsed * double(total - done) / double(done) : 0;
+    std::fprintf(stderr, "\rplan: %zu/%zu points (%zu cached), %.1f s, ETA %.0f s\033[K", done,
+                 total, cached, elapsed, eta);
+    if (done == total) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+void run(const PlanOptions& options) {
+  const Scenario scenario = load_with_axes(options);
+  const plan::Distributed mpi;
+  if (plan::Distributed::launched_by_mpi() && !plan::Distributed::built_with_mpi())
+    std::cerr << "ddlsim plan: warning: started by an MPI launcher, but this ddlsim was built "
+                 "without MPI: every process runs every point\n";
+  const std::size_t count = sweep_point_count(scenario);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = std::size_t(mpi.rank()); i < count; i += std::size_t(mpi.size()))
+    mine.push_back(i);
+
+  std::optional<plan::ResultCache> cache;
+  if (!options.no_cache) cache.emplace(options.cache, DDLSIM_VERSION);
+  std::atomic<std::size_t> cached{0};
+  PlanProgress progress(mpi.rank() == 0);
+  const auto evaluate = [&](std::size_t index) {
+    SweepPoint point = sweep_point(scenario, index);
+    plan::PointResult result;
+    result.index = index;
+    result.settings = point.settings;
+    if (cache) {
+      if (auto hit = cache->find(point.scenario.resolved)) {
+        result.metrics = *hit;
+        result.from_cache = true;
+        ++cached;
+        return result;
+      }
+    }
+    try {
+      result.metrics = evaluate_point(point.scenario);
+    } catch (const std::exception& error) {
+      result.error = error.what();
+      return result;
+    }
+    if (cache) cache->store(point.scenario.resolved, result.metrics);
+    return result;
+  };
+  const std::vector<plan::PointResult> results =
+      plan::run_points(mine, evaluate, options.threads, [&](std::size_t done, std::size_t total) {
+        progress.update(done, total, cached);
+      });
+
+  // Gather on rank 0 as JSON text; every rank's share is complete before any prints.
+  Json shared = Json::array();
+  for (const plan::PointResult& result : results) shared.push_back(plan::to_json(result));
+  const std::vector<std::string> parts = mpi.gather(shared.dump());
+  if (mpi.rank() != 0) return;
+  std::vector<plan::PointResult> all;
+  for (std::size_t r = 0; r < parts.size(); ++r)
+    for (const Json& j : Json::parse(parts[r]))
+      all.push_back(plan::point_result_from_json(j, "rank " + std::to_string(r) + " result"));
+
+  const plan::Plan plan = plan::make_plan(std::move(all), scenario.plan);
+  std::cout << "# " << (scenario.name.empty() ? options.scenario : scenario.name) << ": " << count
+            << " points on " << mpi.size() << (mpi.size() == 1 ? " process" : " MPI ranks") << "\n";
+  plan::print_plan(plan, std::cout);
+  if (!options.csv.empty()) {
+    write_file(options.csv, [&](std::ostream& out) { plan::write_csv(plan, out); });
+    std::cout << "# wrote " << options.csv << "\n";
+  }
+  if (!options.json.empty()) {
+    write_file(options.json, [&](std::ostream& out) {
+      Json report = plan::to_json(plan);
+      report["scenario"] = scenario.name.empty() ? options.scenario : scenario.name;
+      out << report.dump(2) << "\n";
+    });
+    std::cout << "# wrote " << options.json << "\n";
+  }
+}
+
+} // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  auto* cmd = app.add_subcommand(
+      "plan", "What-if capacity planning: simulate every point of the scenario's sweep (and "
+              "--axis flags), rank them by the scenario's plan goals and prices, and print the "
+              "Pareto front of time vs cost and a recommendation. Under `mpirun -np K` the points "
+              "are split over the ranks.");
+  cmd->add_option("scenario", options->scenario, "Scenario JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--axis", options->axes,
+                  "Add a sweep axis: POINTER=V1,V2,... e.g. /topology/fabric/bandwidth_gbps=25,100 "
+                  "(repeatable)");
+  cmd->add_option("--threads", options->threads, "Worker threads (default: one per core)")
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--cache", options->cache,
+                  "Directory of cached point results (default .ddlsim-cache)");
+  cmd->add_flag("--no-cache", options->no_cache, "Neither read nor write cached results");
+  cmd->add_option("--csv", options->csv, "Write the ranked points as CSV to FILE");
+  cmd->add_option("--json", options->json, "Write the plan as JSON to FILE");
+  cmd->callback([options] { run(*options); });
+}
+
+} // namespace ddlsim::cli

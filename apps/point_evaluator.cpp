@@ -1,0 +1,39 @@
+#include "point_evaluator.hpp"
+
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/auto_select.hpp"
+#include "ddlsim/topologies/builders.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace ddlsim::cli {
+
+plan::PointMetrics evaluate_point(const Scenario& scenario) {
+  const CollectiveWorkload& workload = scenario.workload.collective;
+  if (workload.sizes.empty()) throw InputError("/workload/sizes", "no size to simulate");
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  sim::AnalyticOptions engine;
+  engine.per_step_overhead = scenario.engine.per_step_overhead;
+  engine.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
+  engine.seed = scenario.seed;
+  const std::uint64_t bytes = *std::max_element(workload.sizes.begin(), workload.sizes.end());
+  coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
+  if (call.algorithm == "auto")
+    call.algorithm = sim::choose_algorithm(topology, router, call, engine).algorithm;
+  const sim::CollectiveTiming timing =
+      sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine);
+  plan::PointMetrics metrics;
+  metrics.gpus = call.ranks;
+  metrics.nodes =
+      static_cast<int>(std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
+  metrics.iteration_seconds = ps_to_seconds(timing.time);
+  metrics.what =
+      std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " + call.algorithm;
+  return metrics;
+}
+
+} // namespace ddlsim::cli

@@ -1,0 +1,136 @@
+#include "ddlsim/planning/plan.hpp"
+
+#include "ddlsim/planning/pareto.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+
+namespace ddlsim::plan {
+namespace {
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string significant(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+std::string seconds_text(double s) {
+  if (s >= 3600) return fixed(s / 3600, 2) + " h";
+  if (s >= 1) return fixed(s, 2) + " s";
+  if (s >= 1e-3) return fixed(s * 1e3, 2) + " ms";
+  return fixed(s * 1e6, 1) + " us";
+}
+
+double hourly_price(const PlanSpec& spec, const PointMetrics& m) {
+  if (spec.price_per_gpu_hour > 0) return spec.price_per_gpu_hour * m.gpus;
+  if (spec.price_per_node_hour > 0) return spec.price_per_node_hour * m.nodes;
+  return m.gpus; // GPU-hours
+}
+
+std::vector<std::string> unmet_goals(const PlanSpec& spec, const PlanRow& row) {
+  std::vector<std::string> unmet;
+  const PointMetrics& m = row.point.metrics;
+  if (spec.max_time_seconds && row.time_seconds > *spec.max_time_seconds)
+    unmet.push_back("time " + seconds_text(row.time_seconds) + " > " +
+                    seconds_text(*spec.max_time_seconds));
+  if (spec.min_samples_per_second && m.samples_per_second < *spec.min_samples_per_second)
+    unmet.push_back("throughput " + fixed(m.samples_per_second, 1) + " samples/s < " +
+                    fixed(*spec.min_samples_per_second, 1));
+  if (spec.min_scaling_efficiency && m.scaling_efficiency >= 0 &&
+      m.scaling_efficiency < *spec.min_scaling_efficiency)
+    unmet.push_back("efficiency " + fixed(m.scaling_efficiency, 3) + " < " +
+                    fixed(*spec.min_scaling_efficiency, 3));
+  if (spec.min_scaling_efficiency && m.scaling_efficiency < 0)
+    unmet.push_back("efficiency not defined for this workload (goal " +
+                    fixed(*spec.min_scaling_efficiency, 3) + ")");
+  if (spec.max_cost && row.cost > *spec.max_cost)
+    unmet.push_back("cost " + significant(row.cost) + " > " + significant(*spec.max_cost));
+  return unmet;
+}
+
+std::string describe(const PointResult& point) {
+  std::string text;
+  for (const auto& [pointer, value] : point.settings)
+    text += (text.empty() ? "" : ", ") + pointer + "=" + value.dump();
+  return text.empty() ? "the scenario as given" : text;
+}
+
+} // namespace
+
+Plan make_plan(std::vector<PointResult> results, const PlanSpec& spec) {
+  Plan plan;
+  const bool trains = std::any_of(results.begin(), results.end(), [](const PointResult& r) {
+    return r.ok() && r.metrics.train_seconds > 0;
+  });
+  plan.time_axis = trains ? "time to train" : "iteration time";
+  plan.cost_unit =
+      spec.price_per_gpu_hour > 0 || spec.price_per_node_hour > 0 ? "cost" : "GPU-hours";
+  std::sort(results.begin(), results.end(),
+            [](const PointResult& a, const PointResult& b) { return a.index < b.index; });
+  for (PointResult& result : results) {
+    PlanRow row;
+    row.point = std::move(result);
+    if (row.point.ok()) {
+      const PointMetrics& m = row.point.metrics;
+      row.time_seconds = trains ? m.train_seconds : m.iteration_seconds;
+      row.cost = hourly_price(spec, m) * row.time_seconds / 3600;
+      row.unmet = unmet_goals(spec, row);
+    }
+    plan.rows.push_back(std::move(row));
+  }
+
+  // The front is over the points that ran; failed points are never on it.
+  std::vector<std::pair<double, double>> objectives;
+  std::vector<std::size_t> ran;
+  for (std::size_t i = 0; i < plan.rows.size(); ++i)
+    if (plan.rows[i].point.ok()) {
+      objectives.emplace_back(plan.rows[i].time_seconds, plan.rows[i].cost);
+      ran.push_back(i);
+    }
+  const std::vector<bool> front = pareto_front(objectives);
+  for (std::size_t k = 0; k < ran.size(); ++k) plan.rows[ran[k]].on_front = front[k];
+
+  const bool by_time = spec.prefer == "time";
+  auto key = [&](const PlanRow& r) {
+    const double primary = by_time ? r.time_seconds : r.cost;
+    const double secondary = by_time ? r.cost : r.time_seconds;
+    return std::tuple(!r.point.ok(), !r.feasible(), r.unmet.size(), primary, secondary,
+                      r.point.index);
+  };
+  std::sort(plan.rows.begin(), plan.rows.end(),
+            [&](const PlanRow& a, const PlanRow& b) { return key(a) < key(b); });
+
+  const std::string preference = by_time ? "fastest" : "cheapest";
+  if (!plan.rows.empty() && plan.rows.front().feasible()) {
+    plan.recommended = 0;
+    const PlanRow& best = plan.rows.front();
+    plan.reason = "the " + preference + " point that meets every goal: " + describe(best.point) +
+                  " (" + plan.time_axis + " " + seconds_text(best.time_seconds) + ", " +
+                  plan.cost_unit + " " + significant(best.cost) + ")";
+    // Name what the better points on the other axis miss, so the trade-off is visible.
+    for (const PlanRow& other : plan.rows) {
+      if (!other.point.ok() || other.feasible()) continue;
+      const bool better = by_time ? other.time_seconds < best.time_seconds : other.cost < best.cost;
+      if (!better) continue;
+      plan.reason += "; the " + std::string(by_time ? "faster " : "cheaper ") +
+                     describe(other.point) + " misses " + other.unmet.front();
+      break;
+    }
+  } else if (!plan.rows.empty() && plan.rows.front().point.ok()) {
+    const PlanRow& closest = plan.rows.front();
+    plan.reason = "no point meets every goal; the closest is " + describe(closest.point) +
+                  ", which misses " + closest.unmet.front();
+  } else {
+    plan.reason = "no point ran";
+  }
+  return plan;
+}
+
+} // namespace ddlsim::plan

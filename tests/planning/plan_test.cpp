@@ -1,0 +1,119 @@
+// The planner's decisions: the Pareto front, costs, goals, ranking and the recommendation.
+#include "ddlsim/planning/pareto.hpp"
+#include "ddlsim/planning/plan.hpp"
+#include "ddlsim/planning/plan_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace ddlsim;
+using namespace ddlsim::plan;
+using Catch::Matchers::Contains;
+
+namespace {
+
+PointResult point(std::size_t index, int gpus, double iteration_seconds, double efficiency = -1) {
+  PointResult r;
+  r.index = index;
+  r.settings = {{"/topology/nodes/0/count", Json(gpus / 8)}};
+  r.metrics.gpus = gpus;
+  r.metrics.nodes = gpus / 8;
+  r.metrics.iteration_seconds = iteration_seconds;
+  r.metrics.scaling_efficiency = efficiency;
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("plan: the Pareto front keeps exactly the undominated points") {
+  //   (time, cost): a=(1,10) b=(2,5) c=(3,6) dominated by b, d=(2,5) equal to b, e=(4,1)
+  const std::vector<bool> front = pareto_front({{1, 10}, {2, 5}, {3, 6}, {2, 5}, {4, 1}});
+  CHECK(front == std::vector<bool>{true, true, false, true, true});
+  CHECK(pareto_front({{1, 1}, {1, 2}, {2, 1}}) == std::vector<bool>{true, false, false});
+  CHECK(pareto_front({}).empty());
+}
+
+TEST_CASE("plan: without a price the cost is GPU-hours and the cheapest point is recommended") {
+  // 8 GPUs take 4 s per iteration (32 GPU-s), 16 take 2.5 s (40), 32 take 1 s (32).
+  const Plan plan = make_plan({point(0, 8, 4.0), point(1, 16, 2.5), point(2, 32, 1.0)}, {});
+  CHECK(plan.cost_unit == "GPU-hours");
+  CHECK(plan.time_axis == "iteration time");
+  REQUIRE(plan.rows.size() == 3);
+  // Equal cost: the faster of the two first.
+  CHECK(plan.rows[0].point.index == 2);
+  CHECK(plan.rows[1].point.index == 0);
+  CHECK(plan.rows[2].point.index == 1);
+  CHECK(plan.rows[0].cost == Approx(32.0 / 3600));
+  CHECK(plan.rows[0].on_front);
+  CHECK_FALSE(plan.rows[1].on_front); // same cost, slower
+  CHECK_FALSE(plan.rows[2].on_front); // dominated by 32 GPUs
+  REQUIRE(plan.recommended == 0u);
+  CHECK_THAT(plan.reason, Contains("/topology/nodes/0/count=4"));
+}
+
+TEST_CASE("plan: goals make points infeasible and the recommendation says what the cheaper miss") {
+  PlanSpec spec;
+  spec.price_per_gpu_hour = 3.6; // 0.001 per GPU-second
+  spec.min_scaling_efficiency = 0.8;
+  const Plan plan =
+      make_plan({point(0, 8, 4.0, 0.95), point(1, 16, 2.5, 0.85), point(2, 32, 1.0, 0.6)}, spec);
+  CHECK(plan.cost_unit == "cost");
+  REQUIRE(plan.recommended == 0u);
+  CHECK(plan.rows[0].point.index == 0); // cheapest feasible: 8 GPUs, 0.032
+  CHECK(plan.rows[0].cost == Approx(0.032));
+  CHECK(plan.rows[2].point.index == 2); // infeasible last, although as cheap as the best
+  REQUIRE(plan.rows[2].unmet.size() == 1);
+  CHECK_THAT(plan.rows[2].unmet[0], Contains("efficiency 0.600 < 0.800"));
+}
+
+TEST_CASE("plan: preferring time picks the fastest feasible point") {
+  PlanSpec spec;
+  spec.prefer = "time";
+  spec.max_cost = 40.0 / 3600 - 1e-12; // GPU-hours: 16 GPUs (40 GPU-s) is over budget
+  const Plan plan = make_plan({point(0, 8, 4.0), point(1, 16, 2.5), point(2, 32, 1.0)}, spec);
+  REQUIRE(plan.recommended == 0u);
+  CHECK(plan.rows[0].point.index == 2);
+  CHECK(plan.rows.back().point.index == 1);
+  CHECK_THAT(plan.rows.back().unmet.at(0), Contains("cost"));
+}
+
+TEST_CASE("plan: with no feasible point the closest one is named and nothing is recommended") {
+  PlanSpec spec;
+  spec.max_time_seconds = 0.5;
+  const Plan plan = make_plan({point(0, 8, 4.0), point(1, 32, 1.0)}, spec);
+  CHECK_FALSE(plan.recommended.has_value());
+  CHECK_THAT(plan.reason, Contains("no point meets every goal"));
+}
+
+TEST_CASE("plan: failed points rank last and never sit on the front") {
+  PointResult failed = point(0, 8, 0);
+  failed.error = "no route";
+  const Plan plan = make_plan({failed, point(1, 16, 2.0)}, {});
+  CHECK(plan.rows[0].point.index == 1);
+  CHECK_FALSE(plan.rows[1].on_front);
+  std::ostringstream table;
+  print_plan(plan, table);
+  CHECK_THAT(table.str(), Contains("failed: no route"));
+}
+
+TEST_CASE("plan: training points are compared by time to train") {
+  PointResult a = point(0, 8, 0.5, 0.9), b = point(1, 64, 0.1, 0.7);
+  a.metrics.train_seconds = 3600;
+  b.metrics.train_seconds = 720;
+  const Plan plan = make_plan({a, b}, {});
+  CHECK(plan.time_axis == "time to train");
+  CHECK(plan.rows[0].time_seconds == Approx(3600)); // 8 GPU-hours vs 12.8
+}
+
+TEST_CASE("plan: CSV and JSON carry every point in ranked order") {
+  const Plan plan = make_plan({point(0, 8, 4.0), point(1, 32, 1.0)}, {});
+  std::ostringstream csv;
+  write_csv(plan, csv);
+  CHECK_THAT(csv.str(), Contains("rank,index,/topology/nodes/0/count,gpus,nodes"));
+  CHECK_THAT(csv.str(), Contains("\n1,1,4,32,4,"));
+  const Json json = to_json(plan);
+  CHECK(json["ranked"].size() == 2);
+  CHECK(json["recommended"] == 1);
+  CHECK(json["ranked"][0]["gpu_hours"].get<double>() == Approx(32.0 / 3600));
+}
