@@ -48,13 +48,23 @@ struct Channel {
 
 // What the engine keeps of a step: its timing-relevant fields.
 struct Slot {
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
   Picoseconds start = 0;
   std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
   std::int32_t peer = -1;
   StepKind kind = StepKind::send;
   std::uint8_t dep_count = 0;
   bool done = false;
+  std::uint16_t wait_channel = coll::kNoWait; // rule 1's cross-program wait
+  std::uint32_t wait_step = 0;
+
+  static Slot of(const Step& step) {
+    const std::uint64_t bytes = step.kind == StepKind::compute
+                                    ? static_cast<std::uint64_t>(std::llround(step.param))
+                                    : step.bytes;
+    return Slot{bytes,          0,     step.deps,         step.peer,     step.kind,
+                step.dep_count, false, step.wait_channel, step.wait_step};
+  }
 };
 
 // What an in-flight activity of a program is doing for which step.
@@ -64,6 +74,7 @@ enum class Phase : std::uint8_t {
   send_awaits_reduce, // a send whose bytes arrived, waiting out the receiver's reduction
   receive,            // a receive's bytes on the wire
   reduce,             // a recv_reduce reducing what arrived
+  wake,               // the program waits for a step of another channel (Step::wait_channel)
 };
 struct InFlight {
   std::uint32_t index;
@@ -83,10 +94,17 @@ public:
       : run_(run), stream_(std::move(stream)), rank_(rank), channel_(channel) {}
   void operator()();
   bool finished() const { return exhausted_ && window_.empty(); }
+  bool step_done(std::uint32_t index) const {
+    return index < base_ || (index - base_ < window_.size() && window_[index - base_].done);
+  }
+  // Program `waiter` of this rank waits for step `index` of this program.
+  void add_waiter(Program* waiter, std::uint32_t index) { waiters_.emplace_back(waiter, index); }
   std::string describe_stuck() const;
 
 private:
   void issue_ready();
+  bool wait_done(const Slot& step);
+  void wake_waiters();
   void begin(Slot& step, std::uint32_t index);
   void on_completed(std::size_t position);
   void complete(std::uint32_t index);
@@ -117,6 +135,12 @@ private:
   Channel* send_channel_ = nullptr;
   Channel* receive_channel_ = nullptr;
   void* received_ = nullptr; // where SimGrid writes the (meaningless) payload pointer
+  // Cross-program waits: programs of this rank waiting for a step of this one, and this
+  // program's own wake-up mailbox. A wake-up is a message of 0 bytes between two hosts of the
+  // same GPU, whose route is empty: it arrives at the instant it is sent.
+  std::vector<std::pair<Program*, std::uint32_t>> waiters_;
+  sg::Mailbox* wake_mailbox_ = nullptr;
+  bool waiting_ = false; // a wake-up receive is posted
 };
 
 class FlowRun {
@@ -169,6 +193,10 @@ public:
   const GpuRates& rates(int rank) const { return rates_[static_cast<std::size_t>(rank)]; }
   CollectiveTiming& result() { return result_; }
   Platform& platform() { return *platform_; }
+  Program* program(int rank, int channel) {
+    return programs_[static_cast<std::size_t>(rank * channels_ + channel)].get();
+  }
+  int channels() const { return channels_; }
   Channel& channel(int sender, int receiver, int channel) {
     const std::uint64_t key = (static_cast<std::uint64_t>(sender) << 40) ^
                               (static_cast<std::uint64_t>(receiver) << 16) ^
@@ -263,8 +291,7 @@ void Program::issue_ready() {
         exhausted_ = true;
         return;
       }
-      window_.push_back(
-          Slot{step.bytes, 0, step.deps, step.peer, step.kind, step.dep_count, false});
+      window_.push_back(Slot::of(step));
       ++run_.result().steps;
     }
     Slot& next = window_[index - base_];
@@ -272,9 +299,43 @@ void Program::issue_ready() {
       const std::uint32_t dep = next.deps[d];
       if (dep >= base_ && !window_[dep - base_].done) return;
     }
+    if (next.wait_channel != coll::kNoWait && !wait_done(next)) return;
     next.start = Platform::now();
     ++next_start_;
     begin(next, index);
+  }
+}
+
+bool Program::wait_done(const Slot& step) {
+  if (step.wait_channel >= run_.channels())
+    throw std::logic_error("rank " + std::to_string(rank_) + " channel " +
+                           std::to_string(channel_) + " waits for channel " +
+                           std::to_string(step.wait_channel) + " of a schedule with " +
+                           std::to_string(run_.channels()) + " channels");
+  Program* awaited = run_.program(rank_, step.wait_channel);
+  if (awaited->step_done(step.wait_step)) return true;
+  if (!waiting_) {
+    waiting_ = true;
+    awaited->add_waiter(this, step.wait_step);
+    if (!wake_mailbox_)
+      wake_mailbox_ =
+          sg::Mailbox::by_name("wake " + std::to_string(rank_) + "#" + std::to_string(channel_));
+    track(wake_mailbox_->get_async<void>(&received_), InFlight{0, Phase::wake, nullptr, 0});
+  }
+  return false;
+}
+
+void Program::wake_waiters() {
+  for (std::size_t i = 0; i < waiters_.size();) {
+    auto [waiter, index] = waiters_[i];
+    if (!step_done(index)) {
+      ++i;
+      continue;
+    }
+    waiters_[i] = waiters_.back();
+    waiters_.pop_back();
+    // Sent from this program's host to the waiter's, both on this GPU: no links, no latency.
+    waiter->wake_mailbox_->put_init(waiter, 0)->detach();
   }
 }
 
@@ -295,6 +356,9 @@ void Program::begin(Slot& step, std::uint32_t index) {
         Channel::PostedReceive{step.bytes, step.kind == StepKind::recv_reduce, false, false});
     track(channel.mailbox->get_async<void>(&received_),
           InFlight{index, Phase::receive, &channel, sequence});
+  } else if (step.kind == StepKind::compute) {
+    // A modelled duration: no per-step overhead on top (the workload model includes it).
+    execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
   } else {
     const GpuRates& rates = run_.rates(rank_);
     double rate = rates.codec_bytes_per_second;
@@ -356,6 +420,9 @@ void Program::on_completed(std::size_t position) {
       complete(what.index);
     break;
   }
+  case Phase::wake:
+    waiting_ = false; // issue_ready looks again
+    break;
   case Phase::local:
   case Phase::send_awaits_reduce:
   case Phase::reduce:
@@ -369,13 +436,14 @@ void Program::complete(std::uint32_t index) {
   done.done = true;
   const Picoseconds now = Platform::now();
   if (run_.options().record_steps)
-    run_.result().steps_recorded.push_back(StepRecord{rank_, static_cast<std::uint16_t>(channel_),
-                                                      done.kind, done.peer, done.bytes, done.start,
-                                                      now});
+    run_.result().steps_recorded.push_back(
+        StepRecord{rank_, static_cast<std::uint16_t>(channel_), done.kind, done.peer,
+                   done.kind == StepKind::compute ? 0 : done.bytes, done.start, now});
   while (!window_.empty() && window_.front().done) {
     window_.pop_front();
     ++base_;
   }
+  if (!waiters_.empty()) wake_waiters();
   run_.step_completed(now);
 }
 

@@ -40,6 +40,9 @@ void start_simgrid(const FlowEngineSpec& spec, std::size_t actors) {
   if (spec.tcp_gamma_bytes) sg::Engine::set_config("network/TCP-gamma", *spec.tcp_gamma_bytes);
   if (spec.crosstraffic) sg::Engine::set_config("network/crosstraffic", *spec.crosstraffic);
   sg::Engine::set_config("contexts/factory", std::string(to_string(spec.context_factory)));
+  // Time resolution of the models: SimGrid's default (1 ns) drops latencies and durations
+  // below a nanosecond; ddlsim counts picoseconds.
+  sg::Engine::set_config("surf/precision", 1e-12);
   // Our actors keep their state on the heap; small stacks keep thousands of them cheap.
   sg::Engine::set_config("contexts/stack-size", 256);
   // Guard pages cost two memory mappings per actor, and Linux allows ~65k mappings.
@@ -64,6 +67,13 @@ public:
               ->seal();
       links_.push_back(created->get_impl());
     }
+    // SimGrid refuses a route with no link and no latency, so the messages between two programs
+    // of one GPU (cross-program wake-ups, 0 bytes) cross a loopback link that costs nothing.
+    for (int r = 0; r < ranks; ++r)
+      loopbacks_.push_back(zone->create_link("loopback" + std::to_string(r), 1e18)
+                               ->set_sharing_policy(sg::Link::SharingPolicy::FATPIPE)
+                               ->seal()
+                               ->get_impl());
     hosts_.reserve(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels));
     for (int r = 0; r < ranks; ++r)
       for (int c = 0; c < channels; ++c) {
@@ -139,6 +149,11 @@ private:
     route.to = to;
     route.links.clear();
     route.ids = {};
+    if (sender == receiver) { // messages between two programs of one GPU cost nothing
+      route.links.push_back(loopbacks_[static_cast<std::size_t>(sender)]);
+      route.latency = 0;
+      return;
+    }
     if (paths.empty()) {
       if (routing_error_.empty())
         routing_error_ =
@@ -169,6 +184,7 @@ private:
   Picoseconds overhead_;
   double latency_factor_ = 0;
   std::vector<LinkImpl*> links_;
+  std::vector<LinkImpl*> loopbacks_; // per rank
   std::vector<sg::Host*> hosts_;
   std::vector<std::int32_t> program_of_point_; // netpoint id -> program (rank * channels + c)
   std::vector<RouteCache> route_cache_;        // per program
