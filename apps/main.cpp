@@ -9,6 +9,7 @@ namespace {
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternalError = 3;
 constexpr int kExitIncomplete = 4;
+constexpr int kExitRealRunFailed = 5;
 
 std::string version_text() {
   std::string text = "ddlsim " DDLSIM_VERSION;
@@ -29,12 +30,17 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   app.footer("Exit status: 0 done, 2 bad input (the message names the place and the fix), "
-             "3 internal error (a bug: please report it), 4 stopped by --max-wall-seconds.");
+             "3 internal error (a bug: please report it), 4 stopped by --max-wall-seconds, 5 a "
+             "real run failed (a rank died, timed out or computed "
+             "wrong numbers).");
   ddlsim::cli::add_run_command(app);
   ddlsim::cli::add_schedule_command(app);
   ddlsim::cli::add_check_command(app);
   ddlsim::cli::add_topo_command(app);
   ddlsim::cli::add_presets_command(app);
+  ddlsim::cli::add_calibrate_command(app);
+  ddlsim::cli::add_validate_command(app);
+  ddlsim::cli::add_real_command(app);
   ddlsim::cli::add_plan_command(app);
 
   try {
@@ -46,6 +52,9 @@ int main(int argc, char** argv) {
   } catch (const ddlsim::cli::IncompleteRun& e) {
     std::cerr << "ddlsim: " << e.what() << "\n";
     return kExitIncomplete;
+  } catch (const ddlsim::cli::RealRunFailed& e) {
+    std::cerr << "ddlsim: the real run failed: " << e.what() << "\n";
+    return kExitRealRunFailed;
   } catch (const ddlsim::InputError& e) {
     std::cerr << "ddlsim: error: " << e.what() << "\n";
     return kExitBadInput;

@@ -30,7 +30,7 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   metrics.gpus = call.ranks;
   metrics.nodes =
       static_cast<int>(std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
-  metrics.iteration_seconds = ps_to_seconds(timing.time);
+  metrics.iteration_seconds = ps_to_seconds(timing.time + scenario.engine.launch_overhead);
   metrics.what =
       std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " + call.algorithm;
   return metrics;

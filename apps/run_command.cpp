@@ -99,7 +99,7 @@ void run(const RunOptions& options) {
     row.dtype = call.dtype;
     row.reduction = call.reduction;
     row.algorithm = call.algorithm;
-    row.time = timing.time;
+    row.time = timing.time + scenario.engine.launch_overhead;
     row.steps = timing.steps;
     row.transfers = timing.transfers;
     row.bytes_sent = timing.bytes_sent;

@@ -3,6 +3,7 @@
 #include "ddlsim/topologies/spec_parser.hpp"
 #include "workload_parser.hpp"
 
+#include "ddlsim/calibrate/calibration.hpp"
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/suggest.hpp"
 
@@ -147,6 +148,7 @@ Scenario parse_resolved(const Json& json, bool with_sweep) {
   scenario.workload = detail::parse_workload(root.required("workload"));
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);
   if (auto v = root.optional("output")) scenario.output = parse_output(*v);
+  if (auto v = root.optional("calibration")) scenario.calibration_file = v->non_empty_string();
   if (auto v = root.optional("seed"))
     scenario.seed = static_cast<std::uint64_t>(v->integer(0, INT64_MAX));
   if (auto v = root.optional("sweep"); v && with_sweep) scenario.sweep = parse_sweep(*v);
@@ -192,6 +194,25 @@ void check_sweep_points(const Scenario& scenario) {
   }
 }
 
+// Applies "calibration" to the cluster spec and engine settings, so every engine inherits it.
+void apply_calibration_file(Scenario& scenario, const std::filesystem::path& base_dir) {
+  if (scenario.calibration_file.empty()) return;
+  std::filesystem::path file = scenario.calibration_file;
+  if (file.is_relative()) file = base_dir / file;
+  try {
+    const calib::Calibration calibration = calib::read_calibration_file(file);
+    const calib::EngineCalibration engine =
+        calib::apply_calibration(calibration, scenario.topology);
+    scenario.engine.per_step_overhead = engine.per_step_overhead;
+    scenario.engine.launch_overhead = engine.launch_overhead;
+    if (engine.reduce_bytes_per_second > 0)
+      scenario.engine.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+  } catch (const InputError& e) {
+    throw InputError("/calibration", e.what());
+  }
+  scenario.calibration_file = file.string();
+}
+
 } // namespace
 
 std::size_t sweep_point_count(const Scenario& scenario) {
@@ -211,6 +232,8 @@ SweepPoint sweep_point(const Scenario& scenario, std::size_t index) {
   point.scenario.description = scenario.description;
   point.scenario.origin = scenario.origin;
   point.scenario.plan = scenario.plan;
+  // A point inherits the scenario's calibration like the base scenario does.
+  apply_calibration_file(point.scenario, std::filesystem::path(scenario.origin).parent_path());
   return point;
 }
 
@@ -236,6 +259,7 @@ Scenario load_scenario(const Json& json, const std::string& origin,
     Scenario scenario = parse_resolved(resolved, true);
     check_sweep_points(scenario);
     scenario.origin = origin;
+    apply_calibration_file(scenario, base_dir);
     return scenario;
   } catch (const InputError& e) {
     // Errors from sections name a JSON pointer; prefix the file so the user knows which one.

@@ -41,6 +41,7 @@ struct EngineSpec {
   std::string type = "analytic";
   Picoseconds per_step_overhead = 0;  // software cost added to every step
   double reduce_bytes_per_second = 0; // GPU reduction throughput; 0 = the GPU model's
+  Picoseconds launch_overhead = 0;    // once per collective call (set by a calibration)
   sim::flow::FlowEngineSpec flow;     // engine.type = "flow" only
 };
 
@@ -79,6 +80,9 @@ struct Scenario {
   PlanSpec plan;
   OutputSpec output;
   std::uint64_t seed = 1;
+  // "calibration": the calibration file (calibrate/calibration.hpp), resolved against the
+  // scenario's folder, already applied to `topology` and `engine`; "" = none.
+  std::string calibration_file;
 };
 
 // Loads a scenario file. Throws InputError on any problem.

@@ -1,0 +1,135 @@
+// `ddlsim calibrate FILE... -o calibration.json`: fits the simulator to nccl-tests logs and
+// `ddlsim real --json` reports, writes a calibration a scenario references, and prints the
+// parameters with their standard errors and the fit's residual per point.
+#include "calibrate_inputs.hpp"
+#include "commands.hpp"
+#include "ddlsim/calibrate/fit_calibration.hpp"
+#include "ddlsim/calibrate/validation.hpp"
+#include "ddlsim/core/input_error.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace ddlsim::cli {
+namespace {
+
+struct CalibrateOptions {
+  MeasuredInputs inputs;
+  std::string output;
+  std::string protocols = "simple,ll";
+  int max_iterations = 100;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+Json system_json(const calib::MeasuredSet& set) {
+  const calib::MeasuredSystem& s = set.system;
+  return {{"file", set.source},
+          {"kind", set.kind},
+          {"points", set.points.size()},
+          {"ranks", s.ranks},
+          {"nodes", s.nodes},
+          {"gpus_per_node", s.gpus_per_node},
+          {"gpu", s.gpu_name},
+          {"library", s.library_version},
+          {"transport", s.transport},
+          {"inferred", s.notes}};
+}
+
+void run(const CalibrateOptions& options) {
+  const LoadedMeasurements loaded = load_measurements(options.inputs);
+  const calib::PointModel model(loaded.cluster, loaded.scenario ? loaded.scenario->seed : 1);
+  calib::FitOptions fit_options;
+  fit_options.protocols = split_list(options.protocols);
+  fit_options.max_iterations = options.max_iterations;
+  const calib::FitReport fit = calib::fit_calibration(model, loaded.points, fit_options);
+
+  for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";
+  const bool library_chose = std::any_of(loaded.points.begin(), loaded.points.end(),
+                                         [](const auto& p) { return p.algorithm.empty(); });
+  if (library_chose) std::cout << "# assumed: " << model.choice_model() << "\n";
+  std::cout << "# fit: " << loaded.points.size() << " points, " << fit.iterations << " iterations, "
+            << fit.evaluations << " model evaluations\n";
+  std::cout << "# parameter                          value   rel. s.e.  determined by the data\n";
+  char line[256];
+  Json parameters = Json::array();
+  for (const calib::ParameterEstimate& p : fit.parameters) {
+    std::snprintf(line, sizeof line, "  %-30s %12.4g %9.1f%%  %s\n", p.name.c_str(), p.value,
+                  100 * p.relative_se, p.identified ? "yes" : "no (kept near its prior)");
+    std::cout << line;
+    parameters.push_back({{"name", p.name},
+                          {"value", p.value},
+                          {"relative_standard_error", p.relative_se},
+                          {"determined_by_data", p.identified}});
+  }
+  calib::ValidationReport in_sample;
+  in_sample.mode = "fit residuals (in sample)";
+  for (std::size_t i = 0; i < loaded.points.size(); ++i)
+    in_sample.rows.push_back(
+        {loaded.points[i], fit.predictions[i],
+         100.0 * (fit.predictions[i].seconds - loaded.points[i].seconds) / loaded.points[i].seconds,
+         true});
+  in_sample.all = calib::summarize(in_sample.rows, 0);
+  in_sample.large = calib::summarize(in_sample.rows, in_sample.min_bytes);
+  calib::print_validation(in_sample, std::cout);
+
+  calib::Calibration calibration = fit.calibration;
+  Json sources = Json::array();
+  for (const calib::MeasuredSet& set : loaded.sets) sources.push_back(system_json(set));
+  Json assumed = Json::array();
+  if (library_chose) assumed.push_back(model.choice_model());
+  for (const std::string& note : loaded.notes) assumed.push_back(note);
+  Json residuals = Json::array();
+  for (std::size_t i = 0; i < loaded.points.size(); ++i)
+    residuals.push_back({{"where", loaded.points[i].where},
+                         {"bytes", loaded.points[i].bytes},
+                         {"measured_us", loaded.points[i].seconds * 1e6},
+                         {"simulated_us", fit.predictions[i].seconds * 1e6},
+                         {"algorithm", fit.predictions[i].algorithm},
+                         {"protocol", fit.predictions[i].protocol},
+                         {"huber_weight", fit.weights[i]}});
+  calibration.source = {
+      {"measurements", sources},
+      {"scenario", options.inputs.scenario},
+      {"assumptions", assumed},
+      {"fit",
+       {{"method", "Levenberg-Marquardt on log(simulated/measured), Huber-weighted IRLS, weak "
+                   "log-normal priors"},
+        {"iterations", fit.iterations},
+        {"parameters", parameters},
+        {"median_abs_error_percent", in_sample.all.median},
+        {"max_abs_error_percent", in_sample.all.max},
+        {"residuals", residuals}}}};
+  calib::write_calibration_file(calibration, options.output);
+  std::cout << "# wrote " << options.output << "\n";
+}
+
+} // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto options = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "Fit link latencies and bandwidths, per-step and launch overheads, protocol "
+                   "efficiency and the GPU reduction rate to nccl-tests logs and `ddlsim real "
+                   "--json` reports; write a calibration JSON a scenario references");
+  cmd->add_option("files", options->inputs.files, "nccl-tests logs and/or JSON reports")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", options->output, "Calibration JSON to write")->required();
+  cmd->add_option("--max-iterations", options->max_iterations,
+                  "Least-squares iterations at most (default 100; fewer for a quick check)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--protocols", options->protocols,
+                  "Protocols to fit, the bandwidth one first (simple, ll, ll128)");
+  add_measured_flags(*cmd, options->inputs);
+  cmd->callback([options] { run(*options); });
+}
+
+} // namespace ddlsim::cli

@@ -1,0 +1,86 @@
+#include "calibrate_inputs.hpp"
+#include "ddlsim/core/input_error.hpp"
+
+#include <filesystem>
+
+namespace ddlsim::cli {
+
+void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
+  cmd.add_option("--scenario", inputs.scenario,
+                 "Scenario describing the measured system (topology); without it the cluster is "
+                 "inferred from the logs or --nodes / --gpus-per-node")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--op", inputs.op,
+                 "Collective of logs that never name their nccl-tests tool (all_reduce, "
+                 "reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv)");
+  cmd.add_option("--nodes", inputs.nodes, "Nodes of the measured system, when logs do not say")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--gpus-per-node", inputs.gpus_per_node,
+                 "GPUs per node of the measured system, when logs do not say")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--column", inputs.column,
+                 "nccl-tests time column: out-of-place (default), in-place, or mean (of the two)")
+      ->check(CLI::IsMember({"out-of-place", "in-place", "mean"}));
+  cmd.add_option("--ranks", inputs.ranks,
+                 "Use only the points measured on this many ranks (e.g. drop a log's "
+                 "single-GPU baseline runs)")
+      ->check(CLI::PositiveNumber);
+}
+
+Scenario load_uncalibrated_scenario(const std::string& file) {
+  const std::filesystem::path path(file);
+  Json resolved = resolve_includes(parse_json_file(path), file, path.parent_path());
+  resolved.erase("calibration");
+  return load_scenario(resolved, file, path.parent_path());
+}
+
+LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
+  calib::SystemHints hints;
+  if (!inputs.op.empty()) {
+    const coll::Op ops[] = {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
+                            coll::Op::broadcast,  coll::Op::reduce,         coll::Op::all_to_all,
+                            coll::Op::send_recv};
+    for (coll::Op op : ops)
+      if (coll::to_string(op) == inputs.op) hints.op = op;
+    if (!hints.op)
+      throw InputError("--op " + inputs.op, "unknown collective; expected all_reduce, "
+                                            "reduce_scatter, all_gather, broadcast, reduce, "
+                                            "all_to_all or send_recv");
+  }
+  hints.nodes = inputs.nodes;
+  hints.gpus_per_node = inputs.gpus_per_node;
+  LoadedMeasurements loaded;
+  if (!inputs.scenario.empty()) {
+    loaded.scenario = load_uncalibrated_scenario(inputs.scenario);
+    loaded.cluster = loaded.scenario->topology;
+    // The scenario describes the system: its shape answers what logs leave open.
+    int nodes = 0, gpus = 0;
+    for (const topo::NodeGroup& g : loaded.cluster.node_groups) {
+      nodes += g.count;
+      gpus = g.spec.gpus;
+    }
+    if (hints.nodes == 0) hints.nodes = nodes;
+    if (hints.gpus_per_node == 0) hints.gpus_per_node = gpus;
+  }
+  const calib::NcclColumn column = inputs.column == "in-place" ? calib::NcclColumn::in_place
+                                   : inputs.column == "mean"   ? calib::NcclColumn::mean
+                                                               : calib::NcclColumn::out_of_place;
+  const calib::MeasuredSystem* widest = nullptr;
+  for (const std::string& file : inputs.files)
+    loaded.sets.push_back(calib::read_measured_file(file, hints, column));
+  for (const calib::MeasuredSet& set : loaded.sets) {
+    for (const std::string& note : set.system.notes)
+      loaded.notes.push_back(set.source + ": " + note);
+    for (const calib::MeasuredPoint& point : set.points)
+      if (inputs.ranks == 0 || point.ranks == inputs.ranks) loaded.points.push_back(point);
+    if (!widest || set.system.ranks > widest->ranks) widest = &set.system;
+  }
+  if (loaded.points.empty())
+    throw InputError(inputs.ranks ? "--ranks " + std::to_string(inputs.ranks)
+                                  : inputs.files.front(),
+                     "leaves no measured points");
+  if (!loaded.scenario) loaded.cluster = calib::generic_cluster(*widest, loaded.notes);
+  return loaded;
+}
+
+} // namespace ddlsim::cli

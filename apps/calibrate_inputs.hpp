@@ -1,0 +1,43 @@
+// What `ddlsim calibrate` and `ddlsim validate` share: their measurement flags, reading the
+// measured files, and the cluster the points are modelled on (a scenario, or one inferred).
+#pragma once
+
+#include "ddlsim/calibrate/measured_files.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddlsim::cli {
+
+struct MeasuredInputs {
+  std::vector<std::string> files;
+  std::string scenario;
+  std::string op;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::string column = "out-of-place";
+  int ranks = 0; // keep only points with this many ranks; 0 = all
+};
+
+// Adds --scenario, --op, --nodes, --gpus-per-node, --column, --ranks.
+void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs);
+
+struct LoadedMeasurements {
+  std::vector<calib::MeasuredSet> sets;
+  std::vector<calib::MeasuredPoint> points; // all sets' points, in file order
+  std::optional<Scenario> scenario;         // loaded without its "calibration"
+  topo::ClusterSpec cluster;                // the scenario's, or inferred
+  std::vector<std::string> notes;           // what was inferred or assumed
+};
+
+LoadedMeasurements load_measurements(const MeasuredInputs& inputs);
+
+// Loads a scenario file ignoring its "calibration" key (so that fits start from the hardware's
+// nominal values, and cross-validation does not see a calibration fitted on all points).
+Scenario load_uncalibrated_scenario(const std::string& file);
+
+} // namespace ddlsim::cli

@@ -1,0 +1,411 @@
+// `ddlsim real`: run a collective's Schedule for real (host backend: processes or threads over
+// TCP, on loopback or an emulated cluster) and print the nccl-tests table with the #wrong column
+// the reference executor's check fills; `--json` writes the `ddlsim run --json` report plus the
+// backend, the machine and per-step timelines, for calibrate.
+#include "commands.hpp"
+#include "ddlsim/collectives/dump.hpp"
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/suggest.hpp"
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/real/host_backend.hpp"
+#ifdef DDLSIM_WITH_CUDA
+#include "ddlsim/real/cuda_backend.hpp"
+#endif
+#include "ddlsim/real/machine.hpp"
+#include "ddlsim/real/netns_cluster.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/sim/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+namespace ddlsim::cli {
+namespace {
+
+// Where the ranks run: loopback, or (with --emulate) the namespaces of an emulated cluster
+// whose links take the scenario's NIC rate and latency (one rank per node, one switch).
+class EmulatedCluster {
+public:
+  EmulatedCluster(const std::string& scenario_file, int ranks, double loss_percent) {
+    if (scenario_file.empty()) return;
+    const Scenario scenario = load_scenario_file(scenario_file);
+    const topo::ClusterSpec& cluster = scenario.topology;
+    if (cluster.fabric.type != topo::FabricType::single_switch)
+      throw InputError(scenario_file + ": /topology/fabric/type",
+                       "--emulate builds one switch; use a single_switch fabric");
+    std::vector<real::LinkShape> links;
+    for (const topo::NodeGroup& group : cluster.node_groups)
+      for (int i = 0; i < group.count && int(links.size()) < ranks; ++i) {
+        double bytes_per_second = group.spec.nic_bytes_per_second * group.spec.nics;
+        if (cluster.fabric.link_bytes_per_second > 0)
+          bytes_per_second = std::min(bytes_per_second, cluster.fabric.link_bytes_per_second);
+        const double delay_us = ps_to_us(group.spec.nic_latency + cluster.fabric.link_latency / 2);
+        links.push_back({bytes_per_second * 8 / 1e9, delay_us, loss_percent});
+      }
+    if (int(links.size()) < ranks)
+      throw InputError(scenario_file + ": /topology/nodes",
+                       "--emulate runs one rank per node: " + std::to_string(ranks) +
+                           " ranks need " + std::to_string(ranks) + " nodes, the scenario has " +
+                           std::to_string(links.size()));
+    const std::string why = real::NetnsCluster::unavailable_reason();
+    if (!why.empty()) {
+      fallback_ = "loopback, no link emulation (--emulate fell back: " + why + ")";
+      std::fprintf(stderr, "ddlsim real: cannot emulate the cluster (%s); running on loopback\n",
+                   why.c_str());
+      return;
+    }
+    try {
+      cluster_.emplace(links);
+    } catch (const std::runtime_error& error) {
+      throw InputError("--emulate",
+                       std::string("building the emulated cluster failed: ") + error.what());
+    }
+  }
+  std::vector<real::RankPlace> places() const {
+    return cluster_ ? cluster_->places() : std::vector<real::RankPlace>{};
+  }
+  std::string description() const {
+    return cluster_            ? "emulated: " + cluster_->description()
+           : fallback_.empty() ? "loopback, no link emulation"
+                               : fallback_;
+  }
+
+private:
+  std::optional<real::NetnsCluster> cluster_;
+  std::string fallback_;
+};
+
+struct RealOptions {
+  std::string backend = "host";
+  std::string op = "all_reduce";
+  std::string algorithm = "ring";
+  int ranks = 4;
+  std::string min_bytes = "8";
+  std::string max_bytes = "8MiB";
+  double factor = 2;
+  std::string dtype = "fp32";
+  std::string reduction = "sum";
+  int root = 0;
+  coll::AlgorithmParams params;
+  std::string chunk_bytes;
+  std::vector<int> nodes;
+  std::string schedule; // a JSON dump to run instead of a generator
+  int iterations = 5;
+  int warmup = 1;
+  bool threads = false;
+  double timeout_seconds = 10;
+  std::string check_limit = "256MiB";
+  std::string fault;
+  std::string emulate;
+  double loss_percent = 0;
+  std::string json;
+};
+
+template <typename Enum>
+Enum parse_name(const std::string& flag, const std::string& text, std::initializer_list<Enum> all) {
+  std::vector<std::string> names;
+  for (Enum e : all) {
+    if (coll::to_string(e) == text) return e;
+    names.emplace_back(coll::to_string(e));
+  }
+  throw InputError(flag, "unknown value \"" + text + "\"" + did_you_mean(text, names) +
+                             "; expected " + join_choices(names));
+}
+
+std::uint64_t parse_size(const std::string& flag, const std::string& text) {
+  const auto bytes = parse_byte_size(text);
+  if (!bytes)
+    throw InputError(flag,
+                     "expected a byte size such as 8, 4096 or \"1GiB\", found \"" + text + "\"");
+  return *bytes;
+}
+
+coll::CollectiveCall base_call(const RealOptions& o) {
+  coll::CollectiveCall call;
+  call.op = parse_name("--op", o.op,
+                       {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
+                        coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
+                        coll::Op::send_recv});
+  call.dtype = parse_name("--dtype", o.dtype,
+                          {coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
+  call.reduction =
+      parse_name("--reduction", o.reduction,
+                 {coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
+  call.ranks = o.ranks;
+  call.root = o.root;
+  call.algorithm = o.algorithm;
+  call.params = o.params;
+  if (!o.chunk_bytes.empty()) call.params.chunk_bytes = parse_size("--chunk-bytes", o.chunk_bytes);
+  for (std::size_t node = 0; node < o.nodes.size(); ++node)
+    for (int i = 0; i < o.nodes[node]; ++i) call.node_of_rank.push_back(static_cast<int>(node));
+  if (!o.nodes.empty() && static_cast<int>(call.node_of_rank.size()) != call.ranks)
+    throw InputError("--nodes", "the ranks per node add up to " +
+                                    std::to_string(call.node_of_rank.size()) + ", not --ranks " +
+                                    std::to_string(call.ranks));
+  return call;
+}
+
+// nccl-tests sizes: from -b to -e multiplying by -f, each rounded down to whole elements (and to
+// a multiple of the rank count where the op splits the buffer into equal blocks).
+std::vector<std::uint64_t> sweep_sizes(const RealOptions& o, const coll::CollectiveCall& call) {
+  const std::uint64_t low = parse_size("-b", o.min_bytes), high = parse_size("-e", o.max_bytes);
+  if (low > high) throw InputError("-b", "the first size is larger than -e");
+  if (!(o.factor > 1) && low != high)
+    throw InputError("-f", "the size factor must be greater than 1");
+  std::uint64_t unit = coll::element_size(call.dtype);
+  if (call.op == coll::Op::all_to_all) unit *= std::uint64_t(call.ranks);
+  std::vector<std::uint64_t> sizes;
+  for (double size = double(low); size <= double(high) && sizes.size() < 200; size *= o.factor) {
+    const std::uint64_t bytes = std::uint64_t(size) / unit * unit;
+    if (sizes.empty() || sizes.back() != bytes) sizes.push_back(bytes);
+    if (low == high) break;
+  }
+  return sizes;
+}
+
+real::HostFault parse_fault(const std::string& text) {
+  real::HostFault fault;
+  if (text.empty()) return fault;
+  int rank = -1;
+  unsigned long long step = 0;
+  char kind[16] = {};
+  if (std::sscanf(text.c_str(), "%d:%llu:%15s", &rank, &step, kind) != 3 ||
+      (std::string(kind) != "crash" && std::string(kind) != "stall") || rank < 0)
+    throw InputError("--fault",
+                     "expected RANK:STEP:crash or RANK:STEP:stall, found \"" + text + "\"");
+  fault.kind =
+      std::string(kind) == "crash" ? real::HostFault::Kind::crash : real::HostFault::Kind::stall;
+  fault.rank = rank;
+  fault.step = step;
+  return fault;
+}
+
+Json timeline_json(const real::HostRun& run, std::uint64_t bytes) {
+  Json ranks = Json::array();
+  for (const real::RankOutcome& rank : run.ranks) {
+    Json steps = Json::array();
+    for (const real::StepTiming& t : rank.timeline)
+      steps.push_back({{"channel", t.channel},
+                       {"index", t.index},
+                       {"kind", coll::to_string(t.kind)},
+                       {"peer", t.peer},
+                       {"bytes", t.bytes},
+                       {"start_ps", t.start_ns * 1000},
+                       {"end_ps", t.end_ns * 1000}});
+    ranks.push_back({{"rank", rank.rank}, {"steps", std::move(steps)}});
+  }
+  return {{"bytes", bytes}, {"ranks", std::move(ranks)}};
+}
+
+void print_header(const coll::CollectiveCall& call, const std::string& title) {
+  std::printf("# %s\n", title.c_str());
+  std::printf("#%12s %12s %6s %6s %12s %10s %10s %8s  %s\n", "size", "count", "type", "redop",
+              "time(us)", "algbw", "busbw", "#wrong", "algorithm");
+  std::printf("#%12s %12s %6s %6s %12s %10s %10s\n", "(B)", "(elements)", "", "", "", "(GB/s)",
+              "(GB/s)");
+  (void)call;
+}
+
+void print_row(const sim::CollectiveRow& row, double factor, const real::HostRun& run) {
+  const double algbw = row.algbw_gbytes_per_second();
+  const std::string wrong = !run.ok && run.wrong == 0 ? "failed"
+                            : run.checked             ? std::to_string(run.wrong)
+                                                      : "n/a";
+  std::printf(" %12llu %12llu %6s %6s %12.2f %10.3f %10.3f %8s  %s\n",
+              static_cast<unsigned long long>(row.bytes),
+              static_cast<unsigned long long>(row.count),
+              std::string(coll::to_string(row.dtype)).c_str(),
+              std::string(coll::to_string(row.reduction)).c_str(), ps_to_us(row.time), algbw,
+              algbw * factor, wrong.c_str(), row.algorithm.c_str());
+  std::fflush(stdout);
+}
+
+// The CUDA backend's result in the host backend's terms (one outcome, no per-rank timelines).
+real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
+                         [[maybe_unused]] const real::HostOptions& host) {
+  real::HostRun run;
+#ifdef DDLSIM_WITH_CUDA
+  real::CudaOptions options;
+  options.iterations = host.iterations;
+  options.warmup = host.warmup;
+  options.check_limit_bytes = host.check_limit_bytes;
+  const real::CudaRun gpu = real::run_cuda(schedule, options);
+  run.ok = gpu.ok;
+  run.error = gpu.error;
+  run.checked = gpu.checked;
+  run.seconds = gpu.seconds;
+  run.wrong = gpu.wrong;
+  run.steps = gpu.steps;
+  run.bytes_sent = gpu.bytes_sent;
+#endif
+  return run;
+}
+
+void run(const RealOptions& o) {
+  if (o.backend != "host" && o.backend != "cuda")
+    throw InputError("--backend",
+                     o.backend == "nccl"
+                         ? "the nccl backend is not built yet; use --backend host or cuda"
+                         : "unknown backend \"" + o.backend + "\"; expected host, cuda or nccl");
+#ifndef DDLSIM_WITH_CUDA
+  if (o.backend == "cuda")
+    throw InputError("--backend", "this ddlsim was built without CUDA (configure with "
+                                  "-DDDLSIM_CUDA=ON where nvcc is installed); use --backend host");
+#else
+  if (const std::string why = real::cuda_unavailable_reason(); o.backend == "cuda" && !why.empty())
+    throw InputError("--backend", "no usable GPU (" + why + "); use --backend host");
+#endif
+  if (!(o.timeout_seconds > 0 && o.timeout_seconds <= 3600))
+    throw InputError("--timeout", "expected seconds in (0, 3600]");
+  real::HostOptions host;
+  host.mode = o.threads ? real::HostMode::threads : real::HostMode::processes;
+  host.iterations = o.iterations;
+  host.warmup = o.warmup;
+  host.timeout = std::chrono::milliseconds(std::llround(o.timeout_seconds * 1000));
+  host.check_limit_bytes = parse_size("--check-limit", o.check_limit);
+  host.fault = parse_fault(o.fault);
+
+  std::vector<coll::Schedule> schedules;
+  if (!o.schedule.empty()) {
+    const Json dump = parse_json_file(o.schedule);
+    schedules.push_back(
+        coll::Schedule::from_materialized(coll::schedule_from_json(JsonValue(dump, ""))));
+  } else {
+    const coll::CollectiveCall call = base_call(o);
+    for (std::uint64_t bytes : sweep_sizes(o, call)) {
+      coll::CollectiveCall sized = call;
+      sized.bytes = bytes;
+      schedules.push_back(coll::Schedule::make(sized));
+    }
+  }
+  const coll::CollectiveCall& first = schedules.front().call();
+  if (host.fault.kind != real::HostFault::Kind::none &&
+      host.fault.rank >= schedules.front().ranks())
+    throw InputError("--fault", "rank " + std::to_string(host.fault.rank) + " is not below " +
+                                    std::to_string(schedules.front().ranks()));
+
+  EmulatedCluster cluster(o.emulate, schedules.front().ranks(), o.loss_percent);
+  host.places = cluster.places();
+
+  sim::CollectiveReport report{"ddlsim real", o.backend, first.op, first.ranks, 0, {}};
+  const double factor = sim::bus_bandwidth_factor(first.op, first.ranks);
+  const std::string backend_text =
+      o.backend == "cuda" ? std::string("cuda backend (virtual ranks on GPU 0)")
+                          : "host backend (" + std::string(o.threads ? "threads" : "processes") +
+                                ", " + cluster.description() + ")";
+  print_header(first, std::string(coll::to_string(first.op)) + " on " +
+                          std::to_string(first.ranks) + " ranks, " + backend_text + ", " +
+                          std::to_string(o.warmup) + " warm-up + " + std::to_string(o.iterations) +
+                          " timed iterations");
+  Json rows = Json::array(), timelines = Json::array();
+  std::string failure;
+  for (const coll::Schedule& schedule : schedules) {
+    const real::HostRun run =
+        o.backend == "cuda" ? run_on_gpu(schedule, host) : real::run_host(schedule, host);
+    sim::CollectiveRow row;
+    row.bytes = schedule.call().bytes;
+    row.count = schedule.call().elements();
+    row.dtype = schedule.call().dtype;
+    row.reduction = schedule.call().reduction;
+    row.algorithm = std::string(schedule.algorithm_name());
+    row.time = static_cast<Picoseconds>(std::llround(run.seconds * 1e12));
+    row.steps = run.steps;
+    row.bytes_sent = run.bytes_sent;
+    print_row(row, factor, run);
+    report.rows.push_back(row);
+    rows.push_back({{"bytes", row.bytes},
+                    {"time_ps", row.time},
+                    {"time_us", ps_to_us(row.time)},
+                    {"ok", run.ok},
+                    {"checked", run.checked},
+                    {"wrong", run.wrong},
+                    {"error", run.error}});
+    timelines.push_back(timeline_json(run, row.bytes));
+    if (!run.ok) {
+      failure = "size " + std::to_string(row.bytes) + " B: " + run.error;
+      break; // the rows so far are kept (and written below)
+    }
+  }
+  if (!o.json.empty()) {
+    Json out = sim::to_json(report);
+    out["backend"] = o.backend;
+    out["mode"] = o.threads ? "threads" : "processes";
+    out["iterations"] = o.iterations;
+    out["warmup"] = o.warmup;
+    out["machine"] = real::describe_machine(cluster.description());
+    out["rows"] = std::move(rows);
+    out["timelines"] = std::move(timelines);
+    std::ofstream file(o.json);
+    if (!file) throw InputError(o.json, "cannot open the --json file for writing");
+    file << out.dump(1) << "\n";
+    std::printf("# wrote %s\n", o.json.c_str());
+  }
+  if (!failure.empty()) throw RealRunFailed(failure);
+}
+
+} // namespace
+
+void add_real_command(CLI::App& app) {
+  auto o = std::make_shared<RealOptions>();
+  auto* cmd = app.add_subcommand(
+      "real", "Run a collective's Schedule for real (host backend: one process or thread per "
+              "rank over TCP, loopback or an emulated cluster) and check it against the reference");
+  cmd->add_option("--backend", o->backend, "host (cuda and nccl need a GPU build)")
+      ->capture_default_str();
+  cmd->add_option("--op", o->op,
+                  "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all or "
+                  "send_recv")
+      ->capture_default_str();
+  cmd->add_option("--algo,--algorithm", o->algorithm, "Generator name (ddlsim schedule --list)")
+      ->capture_default_str();
+  cmd->add_option("--ranks,-n", o->ranks, "Number of ranks")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("-b,--minbytes", o->min_bytes, "First size (nccl-tests meaning)")
+      ->capture_default_str();
+  cmd->add_option("-e,--maxbytes", o->max_bytes, "Last size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", o->factor, "Size multiplier")->capture_default_str();
+  cmd->add_option("--dtype,-d", o->dtype, "fp32, fp16 or bf16")->capture_default_str();
+  cmd->add_option("--reduction,-o", o->reduction, "sum, avg or adasum")->capture_default_str();
+  cmd->add_option("--root,-r", o->root, "Root rank (broadcast, reduce; send_recv's receiver)")
+      ->capture_default_str();
+  cmd->add_option("--chunks", o->params.chunks, "Pipeline chunks")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--channels", o->params.channels, "Parallel channels")->check(CLI::Range(1, 64));
+  cmd->add_option("--group-sizes", o->params.group_sizes, "Hierarchy, innermost first")
+      ->expected(1, 8);
+  cmd->add_option("--servers", o->params.servers, "Parameter servers");
+  cmd->add_flag("--dedicated-servers", o->params.dedicated_servers, "Servers are extra ranks");
+  cmd->add_option("--density", o->params.density, "Top-k density")->check(CLI::Range(1e-9, 1.0));
+  cmd->add_option("--chunk-bytes", o->chunk_bytes, "Coarse-sparse chunk size");
+  cmd->add_option("--nodes", o->nodes, "Ranks per node, e.g. 4 4 (hierarchical algorithms)");
+  cmd->add_option("--schedule", o->schedule,
+                  "Run this JSON dump (ddlsim schedule --json) instead of a generator");
+  cmd->add_option("--iters,-i", o->iterations, "Timed iterations per size")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--warmup,-w", o->warmup, "Untimed iterations first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_flag("--threads", o->threads, "Ranks are threads of this process, not processes");
+  cmd->add_option("--timeout", o->timeout_seconds,
+                  "Seconds without progress after which a rank gives up (names the step)")
+      ->capture_default_str();
+  cmd->add_option("--check-limit", o->check_limit,
+                  "Check against the reference executor while ranks x size is at most this")
+      ->capture_default_str();
+  cmd->add_option("--fault", o->fault,
+                  "Inject a failure: RANK:STEP:crash or RANK:STEP:stall (for testing)");
+  cmd->add_option("--emulate", o->emulate,
+                  "Scenario whose NIC rate and latency shape the links between the ranks "
+                  "(network namespaces, veth, bridge, tc; needs root)");
+  cmd->add_option("--loss", o->loss_percent, "Packet loss per link direction, percent (--emulate)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--json", o->json, "Write the report, machine and per-step timelines to FILE");
+  cmd->callback([o] { run(*o); });
+}
+
+} // namespace ddlsim::cli

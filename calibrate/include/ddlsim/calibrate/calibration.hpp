@@ -1,0 +1,76 @@
+// A calibration: what `ddlsim calibrate` fits and a scenario references with
+// "calibration": "file.json". It sets, per link class, the latency and effective bandwidth of
+// the cluster spec's links, and the engine's per-step overhead, launch overhead and GPU
+// reduction rate, so every engine that reads the scenario inherits it. Protocols model NCCL's
+// LL / LL128 / Simple: each scales every bandwidth and replaces the per-step overhead; the first
+// protocol is the one `ddlsim run` applies (the bandwidth protocol), and the model of measured
+// points (point_model.hpp) takes the fastest, as NCCL's tuner does.
+#pragma once
+
+#include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/topologies/cluster_spec.hpp"
+
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddlsim::calib {
+
+// The link classes calibrated separately: NVLink / NVSwitch, PCIe, NIC / fabric.
+enum class LinkGroup : std::uint8_t { nvlink, pcie, network };
+inline constexpr std::array<LinkGroup, 3> kLinkGroups{LinkGroup::nvlink, LinkGroup::pcie,
+                                                      LinkGroup::network};
+std::string_view to_string(LinkGroup group);
+
+struct LinkCalibration {
+  bool set = false;            // false: the scenario's own values stay
+  Picoseconds latency = 0;     // per link, as the spec's *_latency_ns
+  double bytes_per_second = 0; // effective per-link bandwidth (the spec's *_bandwidth_gbps)
+  double efficiency = 0;       // bytes_per_second / the source system's nominal rate (report)
+};
+
+struct ProtocolCalibration {
+  std::string name = "simple";
+  double bandwidth_factor = 1.0; // multiplies every link's bandwidth
+  Picoseconds per_step_overhead = 0;
+};
+
+struct Calibration {
+  std::array<LinkCalibration, 3> links; // indexed by LinkGroup
+  Picoseconds launch_overhead = 0;      // once per collective call
+  double reduce_bytes_per_second = 0;   // 0 = the GPU model's
+  std::vector<ProtocolCalibration> protocols{ProtocolCalibration{}};
+  Json source = Json::object(); // what it was fitted from, residuals, assumptions (free form)
+
+  LinkCalibration& link(LinkGroup g) { return links[static_cast<std::size_t>(g)]; }
+  const LinkCalibration& link(LinkGroup g) const { return links[static_cast<std::size_t>(g)]; }
+};
+
+// What a calibration sets in the engine options.
+struct EngineCalibration {
+  Picoseconds per_step_overhead = 0;
+  Picoseconds launch_overhead = 0;
+  double reduce_bytes_per_second = 0; // 0 = leave the engine's
+};
+
+// Sets the calibrated link classes of every node group (NVLink, PCIe, NIC rate and latency;
+// on a single_switch fabric the port rate follows the NIC) under `protocol` (index into
+// calibration.protocols; its bandwidth factor scales them). Idempotent: values are absolute.
+EngineCalibration apply_calibration(const Calibration& calibration, topo::ClusterSpec& spec,
+                                    std::size_t protocol = 0);
+
+// The nominal (uncalibrated) per-link rate of a group in a node spec, for efficiencies.
+double nominal_bytes_per_second(const topo::NodeSpec& node, LinkGroup group);
+Picoseconds nominal_latency(const topo::NodeSpec& node, LinkGroup group);
+
+Json to_json(const Calibration& calibration);
+// Strict: unknown keys are errors naming the JSON pointer (under `origin`).
+Calibration calibration_from_json(const Json& json, const std::string& origin);
+Calibration read_calibration_file(const std::filesystem::path& file);
+void write_calibration_file(const Calibration& calibration, const std::filesystem::path& file);
+
+} // namespace ddlsim::calib

@@ -1,0 +1,44 @@
+// Fits a Calibration to measured points: the parameters of the point model (per link class
+// latency and efficiency, per-step overhead, launch overhead, GPU reduction rate, and per extra
+// protocol a bandwidth factor and per-step overhead) by robust least squares on
+// log(simulated / measured), so every size weighs by its relative error: small sizes fix the
+// latencies and overheads, large ones the bandwidths.
+#pragma once
+
+#include "ddlsim/calibrate/calibration.hpp"
+#include "ddlsim/calibrate/point_model.hpp"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ddlsim::calib {
+
+struct FitOptions {
+  // Protocols to fit, the bandwidth one first: "simple", "ll", "ll128".
+  std::vector<std::string> protocols{"simple", "ll"};
+  int max_iterations = 100;
+};
+
+struct ParameterEstimate {
+  std::string name; // e.g. "network.latency_ns"
+  double value = 0;
+  double relative_se = 0; // standard error / value (from the log-space fit)
+  bool identified = false;
+};
+
+struct FitReport {
+  Calibration calibration;
+  std::vector<ParameterEstimate> parameters;
+  std::vector<Prediction> predictions; // at the fitted calibration, one per point
+  std::vector<double> residuals;       // log(simulated / measured)
+  std::vector<double> weights;         // Huber weights of the last iteration
+  int iterations = 0;
+  int evaluations = 0;
+};
+
+// Throws InputError for an unknown protocol name or no points.
+FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint> points,
+                          const FitOptions& options);
+
+} // namespace ddlsim::calib

@@ -1,0 +1,59 @@
+// The model of each measured point: the analytic engine runs the collective on the cluster spec
+// with a calibration applied, plus the calibration's launch overhead.
+//
+// When the source says which algorithm ran (a ddlsim report), that generator runs under the
+// first (bandwidth) protocol. When the library chose (NCCL), the model follows NCCL's tuner
+// (src/graph/tuning.cc: the (algorithm, protocol) pair of least modelled time) over
+//   - Ring: ddlsim's `ring` in rank order;
+//   - Tree (all-reduce on more than one node, as since NCCL 2.4): ddlsim's `torus2d` with
+//     group_sizes {GPUs per node, nodes}, i.e. reduce-scatter inside the node, all-reduce of
+//     each GPU's shard across nodes, all-gather inside: like NCCL's tree it sends n bytes per
+//     node each way across the network, spread over the node's NICs, in 2(L-1) + 2(N-1) steps
+//     (NCCL's tree: 2(L-1 + log2 N) hops). ddlsim's `double_binary_tree` would funnel a node's
+//     traffic through its first GPU's NIC, which NCCL's multi-channel trees do not;
+// and every protocol of the calibration, and says which it assumed per point.
+#pragma once
+
+#include "ddlsim/calibrate/calibration.hpp"
+#include "ddlsim/calibrate/measurement.hpp"
+#include "ddlsim/topologies/cluster_spec.hpp"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ddlsim::calib {
+
+struct Prediction {
+  double seconds = 0;
+  std::string algorithm; // the ddlsim generator that ran
+  std::string protocol;  // the calibration protocol it ran under
+};
+
+class PointModel {
+public:
+  // `spec` is the uncalibrated cluster; ranks are node-major as in Topology::gpus().
+  explicit PointModel(topo::ClusterSpec spec, std::uint64_t seed = 1);
+
+  // One prediction per point. Throws InputError (naming the point's file:line) when a point
+  // asks for more ranks than the cluster has.
+  std::vector<Prediction> predict(const Calibration& calibration,
+                                  std::span<const MeasuredPoint> points) const;
+
+  const topo::ClusterSpec& spec() const { return spec_; }
+  int nodes() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; } // 0 when node groups differ
+  // One line saying what the model assumes when the library chose the algorithm.
+  std::string choice_model() const;
+
+private:
+  std::vector<coll::CollectiveCall> candidates(const MeasuredPoint& point) const;
+
+  topo::ClusterSpec spec_;
+  std::uint64_t seed_;
+  int nodes_ = 0;
+  int gpus_per_node_ = 0;
+  int total_gpus_ = 0;
+};
+
+} // namespace ddlsim::calib

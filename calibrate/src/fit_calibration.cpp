@@ -1,0 +1,234 @@
+#include "ddlsim/calibrate/fit_calibration.hpp"
+#include "ddlsim/calibrate/robust_fit.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ddlsim::calib {
+namespace {
+
+// Where a parameter goes in a Calibration, and its prior.
+enum class Target {
+  latency,
+  efficiency,
+  step_overhead,
+  launch_overhead,
+  reduce_rate,
+  protocol_factor,
+  protocol_overhead
+};
+struct Parameter {
+  std::string name;
+  Target target;
+  LinkGroup group = LinkGroup::nvlink;
+  std::size_t protocol = 0;
+  double center = 0;  // log of the prior value
+  double sigma = 1;   // prior sigma in log space
+  double nominal = 0; // efficiencies: the nominal rate they multiply
+};
+
+struct ProtocolPrior {
+  const char* name;
+  double factor, overhead_ns;
+};
+// Priors from NCCL's tuning model: LL moves 8-byte lines with a 4-byte flag and is latency
+// bound (NCCL derates its bandwidth to 1/5 .. 1/2); LL128 keeps 120 of 128 bytes.
+constexpr ProtocolPrior kProtocols[] = {
+    {"simple", 1.0, 2000}, {"ll", 0.3, 500}, {"ll128", 0.9, 1000}};
+
+const ProtocolPrior* protocol_prior(const std::string& name) {
+  for (const ProtocolPrior& p : kProtocols)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+bool group_present(const topo::ClusterSpec& spec, LinkGroup group, int nodes) {
+  for (const topo::NodeGroup& g : spec.node_groups) {
+    if (group == LinkGroup::nvlink && g.spec.gpus > 1 && g.spec.intra != topo::IntraNode::pcie_only)
+      return true;
+    // PCIe carries GPU-NIC traffic, and GPU-GPU traffic between GPUs without a direct NVLink
+    // (the cube-mesh's diagonal pairs).
+    if (group == LinkGroup::pcie && (g.spec.intra != topo::IntraNode::nvswitch || nodes > 1))
+      return true;
+  }
+  return group == LinkGroup::network && nodes > 1;
+}
+
+std::vector<Parameter> parameters_of(const PointModel& model, const FitOptions& options) {
+  const topo::NodeSpec& node = model.spec().node_groups.at(0).spec;
+  std::vector<Parameter> params;
+  for (LinkGroup g : kLinkGroups) {
+    if (!group_present(model.spec(), g, model.nodes())) continue;
+    const std::string group = std::string(to_string(g));
+    const double latency_ns =
+        std::max(10.0, static_cast<double>(nominal_latency(node, g)) / kPsPerNs);
+    params.push_back({group + ".latency_ns", Target::latency, g, 0, std::log(latency_ns), 2.0, 0});
+    params.push_back({group + ".efficiency", Target::efficiency, g, 0, 0.0, 1.5,
+                      nominal_bytes_per_second(node, g)});
+  }
+  params.push_back({"launch_overhead_ns", Target::launch_overhead, LinkGroup::nvlink, 0,
+                    std::log(5000.0), 2.0, 0});
+  const sim::GpuRates rates = sim::gpu_rates(node.gpu_model);
+  params.push_back({"reduce_bandwidth_gbps", Target::reduce_rate, LinkGroup::nvlink, 0,
+                    std::log(rates.reduce_bytes_per_second), 1.0, 0});
+  for (std::size_t p = 0; p < options.protocols.size(); ++p) {
+    const ProtocolPrior* prior = protocol_prior(options.protocols[p]);
+    const std::string name = options.protocols[p];
+    params.push_back({name + ".per_step_overhead_ns", Target::protocol_overhead, LinkGroup::nvlink,
+                      p, std::log(prior->overhead_ns), 3.0, 0});
+    if (p > 0)
+      params.push_back({name + ".bandwidth_factor", Target::protocol_factor, LinkGroup::nvlink, p,
+                        std::log(prior->factor), 1.0, 0});
+  }
+  return params;
+}
+
+Calibration calibration_at(const std::vector<Parameter>& params, const std::vector<double>& x,
+                           const PointModel& model, const FitOptions& options) {
+  Calibration c;
+  c.protocols.clear();
+  for (const std::string& name : options.protocols) c.protocols.push_back({name, 1.0, 0});
+  const topo::NodeSpec& node = model.spec().node_groups.at(0).spec;
+  for (LinkGroup g : kLinkGroups) {
+    c.link(g).set = false;
+    c.link(g).latency = nominal_latency(node, g);
+    c.link(g).bytes_per_second = nominal_bytes_per_second(node, g);
+    c.link(g).efficiency = 1.0;
+  }
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    const Parameter& p = params[j];
+    const double v = std::exp(x[j]);
+    switch (p.target) {
+    case Target::latency:
+      c.link(p.group).set = true;
+      c.link(p.group).latency = ns_to_ps(v);
+      break;
+    case Target::efficiency:
+      c.link(p.group).set = true;
+      c.link(p.group).efficiency = v;
+      c.link(p.group).bytes_per_second = p.nominal * v;
+      break;
+    case Target::launch_overhead:
+      c.launch_overhead = ns_to_ps(v);
+      break;
+    case Target::reduce_rate:
+      c.reduce_bytes_per_second = v;
+      break;
+    case Target::protocol_overhead:
+      c.protocols[p.protocol].per_step_overhead = ns_to_ps(v);
+      break;
+    case Target::protocol_factor:
+      c.protocols[p.protocol].bandwidth_factor = v;
+      break;
+    case Target::step_overhead:
+      break;
+    }
+  }
+  return c;
+}
+
+double reported_value(const Parameter& p, double x) {
+  const double v = std::exp(x);
+  return p.target == Target::reduce_rate ? v * 8 / 1e9 : v;
+}
+
+bool is_bandwidth(const Parameter& p) {
+  return p.target == Target::efficiency || p.target == Target::reduce_rate;
+}
+bool is_latency(const Parameter& p) {
+  return p.target == Target::latency || p.target == Target::launch_overhead ||
+         p.target == Target::protocol_overhead;
+}
+
+// Moves the start so that the largest point's time (bandwidth bound) and the smallest's
+// (latency bound) match: all bandwidths scaled together, then all latencies, a few rounds.
+// Local least squares then starts in the right basin instead of crawling there through the
+// kinks of the model (slowest link, fastest protocol).
+void warm_start(const std::vector<Parameter>& params, std::vector<double>& x,
+                const PointModel& model, std::span<const MeasuredPoint> points,
+                const FitOptions& options) {
+  std::size_t smallest = 0, largest = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].bytes < points[smallest].bytes) smallest = i;
+    if (points[i].bytes > points[largest].bytes) largest = i;
+  }
+  auto ratio = [&](std::size_t i) {
+    const Calibration c = calibration_at(params, x, model, options);
+    const MeasuredPoint one[] = {points[i]};
+    return model.predict(c, one)[0].seconds / points[i].seconds;
+  };
+  for (int round = 0; round < 4; ++round) {
+    if (points[largest].bytes >= 1 << 20) {
+      // Time ~ 1 / bandwidth at large sizes: scale every bandwidth by the ratio.
+      const double shift = std::clamp(std::log(ratio(largest)), -3.0, 3.0);
+      for (std::size_t j = 0; j < params.size(); ++j)
+        if (is_bandwidth(params[j])) x[j] += shift;
+    }
+    if (points[smallest].bytes <= 64 * 1024) {
+      const double shift = std::clamp(-std::log(ratio(smallest)), -3.0, 3.0);
+      for (std::size_t j = 0; j < params.size(); ++j)
+        if (is_latency(params[j])) x[j] += shift;
+    }
+  }
+}
+
+// The relative scatter of repeated nccl-tests measurements (in-place vs out-of-place rows of the
+// shared logs differ by a few percent, up to ~10% on TCP): residuals are in these units.
+constexpr double kNoise = 0.05;
+
+} // namespace
+
+FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint> points,
+                          const FitOptions& options) {
+  if (points.empty()) throw InputError("calibrate", "no measured points to fit");
+  if (options.protocols.empty() || options.protocols.size() > 3)
+    throw InputError("--protocols", "expected one to three of simple, ll, ll128");
+  for (const std::string& name : options.protocols)
+    if (!protocol_prior(name))
+      throw InputError("--protocols", "unknown protocol \"" + name +
+                                          "\"; expected simple, ll or ll128 (bandwidth one first)");
+  const std::vector<Parameter> params = parameters_of(model, options);
+  RobustFitProblem problem;
+  for (const Parameter& p : params) {
+    problem.start.push_back(p.center);
+    problem.prior_center.push_back(p.center);
+    problem.prior_sigma.push_back(p.sigma);
+  }
+  problem.max_iterations = options.max_iterations;
+  warm_start(params, problem.start, model, points, options);
+  problem.residuals = [&](const std::vector<double>& x) {
+    const Calibration c = calibration_at(params, x, model, options);
+    const std::vector<Prediction> predictions = model.predict(c, points);
+    std::vector<double> r(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i)
+      r[i] = std::log(predictions[i].seconds / points[i].seconds) / kNoise;
+    return r;
+  };
+  const RobustFitResult fit = robust_least_squares(problem);
+
+  FitReport report;
+  report.calibration = calibration_at(params, fit.x, model, options);
+  report.predictions = model.predict(report.calibration, points);
+  report.residuals = fit.residuals;
+  for (double& r : report.residuals) r *= kNoise;
+  report.weights = fit.weights;
+  report.iterations = fit.iterations;
+  report.evaluations = fit.evaluations;
+  for (std::size_t j = 0; j < params.size(); ++j)
+    report.parameters.push_back({params[j].name, reported_value(params[j], fit.x[j]),
+                                 fit.standard_errors[j], fit.identified[j]});
+  // A link class the data cannot see keeps the scenario's values when applied.
+  for (LinkGroup g : kLinkGroups) {
+    bool seen = false;
+    for (std::size_t j = 0; j < params.size(); ++j)
+      if (params[j].group == g &&
+          (params[j].target == Target::latency || params[j].target == Target::efficiency))
+        seen = seen || fit.identified[j];
+    if (!seen) report.calibration.link(g).set = false;
+  }
+  return report;
+}
+
+} // namespace ddlsim::calib

@@ -1,0 +1,110 @@
+#include "ddlsim/calibrate/point_model.hpp"
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "ddlsim/topologies/router.hpp"
+
+#include <limits>
+
+namespace ddlsim::calib {
+
+PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
+    : spec_(std::move(spec)), seed_(seed) {
+  for (const topo::NodeGroup& group : spec_.node_groups) {
+    nodes_ += group.count;
+    total_gpus_ += group.count * group.spec.gpus;
+    if (gpus_per_node_ == 0)
+      gpus_per_node_ = group.spec.gpus;
+    else if (gpus_per_node_ != group.spec.gpus)
+      gpus_per_node_ = -1;
+  }
+  if (gpus_per_node_ < 0) gpus_per_node_ = 0;
+}
+
+std::string PointModel::choice_model() const {
+  std::string text = "NCCL chose the algorithm: modelled as NCCL's tuner does, the fastest of Ring "
+                     "(ddlsim `ring`)";
+  if (nodes_ > 1 && gpus_per_node_ > 1)
+    text += " and, for all-reduce, Tree (ddlsim `torus2d` {" + std::to_string(gpus_per_node_) +
+            ", " + std::to_string(nodes_) + "}: n bytes per node each way over all NICs)";
+  text += ", under each calibrated protocol";
+  return text;
+}
+
+std::vector<coll::CollectiveCall> PointModel::candidates(const MeasuredPoint& point) const {
+  coll::CollectiveCall call;
+  call.op = point.op;
+  call.ranks = point.ranks;
+  call.bytes = point.bytes;
+  call.dtype = point.dtype;
+  call.reduction = point.reduction;
+  // Node of each rank, node-major.
+  for (const topo::NodeGroup& group : spec_.node_groups) {
+    for (int i = 0; i < group.count; ++i) {
+      const int node = call.node_of_rank.empty() ? 0 : call.node_of_rank.back() + 1;
+      for (int g = 0;
+           g < group.spec.gpus && static_cast<int>(call.node_of_rank.size()) < call.ranks; ++g)
+        call.node_of_rank.push_back(node);
+    }
+  }
+  std::vector<coll::CollectiveCall> calls;
+  if (!point.algorithm.empty()) {
+    call.algorithm = point.algorithm;
+    calls.push_back(call);
+    return calls;
+  }
+  call.algorithm = point.op == coll::Op::broadcast || point.op == coll::Op::reduce ? "binomial"
+                   : point.op == coll::Op::all_to_all                              ? "pairwise"
+                   : point.op == coll::Op::send_recv                               ? "direct"
+                                                                                   : "ring";
+  if (point.op == coll::Op::broadcast) call.algorithm = "pipelined_chain";
+  calls.push_back(call);
+  const int used_nodes = call.node_of_rank.empty() ? 0 : call.node_of_rank.back() + 1;
+  if (point.op == coll::Op::all_reduce && gpus_per_node_ > 1 && used_nodes > 1 &&
+      point.ranks == used_nodes * gpus_per_node_) {
+    coll::CollectiveCall tree = call;
+    tree.algorithm = "torus2d";
+    tree.params.group_sizes = {gpus_per_node_, used_nodes};
+    calls.push_back(tree);
+  }
+  return calls;
+}
+
+std::vector<Prediction> PointModel::predict(const Calibration& calibration,
+                                            std::span<const MeasuredPoint> points) const {
+  std::vector<Prediction> out(points.size());
+  std::vector<double> best(points.size(), std::numeric_limits<double>::infinity());
+  for (const MeasuredPoint& point : points)
+    if (point.ranks > total_gpus_ || point.ranks < 1)
+      throw InputError(point.where, "the measurement ran on " + std::to_string(point.ranks) +
+                                        " ranks but the cluster has " +
+                                        std::to_string(total_gpus_) +
+                                        " GPUs; describe the measured system in the scenario");
+  for (std::size_t p = 0; p < calibration.protocols.size(); ++p) {
+    topo::ClusterSpec spec = spec_;
+    const EngineCalibration engine = apply_calibration(calibration, spec, p);
+    const topo::Topology topology = topo::build_topology(spec);
+    topo::Router router(topology);
+    sim::AnalyticOptions options;
+    options.per_step_overhead = engine.per_step_overhead;
+    options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+    options.seed = seed_;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      // A source that names its algorithm ran without NCCL's protocols: the first only.
+      if (p > 0 && !points[i].algorithm.empty()) continue;
+      for (const coll::CollectiveCall& call : candidates(points[i])) {
+        const sim::CollectiveTiming timing =
+            sim::simulate_analytic(topology, router, coll::Schedule::make(call), options);
+        const double seconds = ps_to_seconds(timing.time + engine.launch_overhead);
+        if (seconds < best[i]) {
+          best[i] = seconds;
+          out[i] = {seconds, call.algorithm, calibration.protocols[p].name};
+        }
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace ddlsim::calib

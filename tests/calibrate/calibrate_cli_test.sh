@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# `ddlsim calibrate` and `ddlsim validate` end to end, as a user runs them: each shared nccl-tests
+# log calibrates and validates against its scenario, a `ddlsim run --json` report closes the loop
+# without a GPU, a scenario referencing the calibration runs with it, and bad input exits 2
+# naming the place. Usage: calibrate_cli_test.sh DDLSIM SOURCE_DIR
+set -u
+ddlsim="$1"
+source_dir="$2"
+data="$source_dir/tests/calibrate/data"
+scenarios="$source_dir/scenarios/validation"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME COMMAND...: passes when COMMAND exits 0
+  local name="$1"
+  shift
+  if "$@" >"$work/out" 2>"$work/err"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL: $name"
+    sed 's/^/  out: /' "$work/out" | tail -20
+    sed 's/^/  err: /' "$work/err" | head -20
+  fi
+}
+
+expect_error() {  # expect_error STATUS TEXT ARGS...: exit STATUS and stderr contains TEXT
+  local status="$1" text="$2"
+  shift 2
+  "$ddlsim" "$@" >"$work/stdout" 2>"$work/stderr"
+  local got=$?
+  [[ $got -eq $status ]] || { echo "exit status $got, expected $status"; cat "$work/stderr"; return 1; }
+  grep -qF -- "$text" "$work/stderr" || { echo "stderr lacks: $text"; cat "$work/stderr"; return 1; }
+}
+
+# The |error| summary line for sizes >= 64 KiB: "median X%, p90 Y%, max Z%"; fails above $2 (max).
+max_error_below() {  # max_error_below FILE LIMIT
+  local max
+  max=$(grep '>= 64 KiB' "$1" | sed -E 's/.*max ([0-9.]+)%.*/\1/')
+  [[ -n "$max" ]] || { echo "no summary in $1"; cat "$1"; return 1; }
+  awk -v m="$max" -v l="$2" 'BEGIN { exit !(m < l) }' || { echo "max |error| $max% >= $2%"; cat "$1"; return 1; }
+}
+
+calibrate_and_validate() {  # LOG SCENARIO LIMIT EXTRA...
+  local log="$1" scenario="$2" limit="$3"
+  shift 3
+  "$ddlsim" calibrate "$data/$log" --scenario "$scenarios/$scenario" -o "$work/$log.cal.json" "$@" \
+    >"$work/$log.calibrate.txt" || return 1
+  grep -q '"format": "ddlsim-calibration-1"' "$work/$log.cal.json" || return 1
+  grep -q '^# assumed: NCCL chose' "$work/$log.calibrate.txt" || return 1
+  "$ddlsim" validate --measured "$data/$log" --scenario "$scenarios/$scenario" \
+    --calibration "$work/$log.cal.json" "$@" >"$work/$log.validate.txt" || return 1
+  max_error_below "$work/$log.validate.txt" "$limit"
+}
+
+# In-sample limits well above what the fits reach (README), so the test is about the loop.
+check "V100 log calibrates and validates" calibrate_and_validate \
+  v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt v100-sxm2-8gpu-1node.json 25
+check "g5 log (2-rank run) calibrates and validates" calibrate_and_validate \
+  aws-g5.2xlarge-2node-tcp-socket-a10g.txt g5-2node-tcp.json 30 --ranks 2
+check "p4de log calibrates and validates (quick fit)" calibrate_and_validate \
+  aws-p4de.24xlarge-2node-efa-a100.txt p4de-2node-efa.json 60 --max-iterations 6
+check "the calibration says what was inferred" \
+  grep -q 'ranks 16 inferred from busbw / algbw' "$work/aws-p4de.24xlarge-2node-efa-a100.txt.calibrate.txt"
+check "cross-validation on held-out sizes" bash -c \
+  "'$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$scenarios/v100-sxm2-8gpu-1node.json' --cross-validate sizes:8,4KiB,1MiB,128MiB --max-iterations 15 > '$work/cv.txt' && grep -q 'cross-validation sizes' '$work/cv.txt' && grep -q '21 points' '$work/cv.txt'"
+
+# The loop without a GPU: a ddlsim report (the format `ddlsim real --json` writes) calibrates
+# the simulator to itself, exactly.
+cat >"$work/loop.json" <<'JSON'
+{
+  "topology": {
+    "nodes": [{ "count": 2, "gpus": 2, "gpu_model": "A100", "intra": "nvswitch",
+                "nvlink_bandwidth_gbps": 800, "pcie_bandwidth_gbps": 128,
+                "nics": 1, "nic_bandwidth_gbps": 50, "nic_latency_ns": 3000 }]
+  },
+  "workload": { "type": "collective", "op": "all_reduce", "algorithm": "ring",
+                "sizes": { "from": "4KiB", "to": "64MiB", "factor": 4 } },
+  "engine": { "type": "analytic", "per_step_overhead_ns": 2000 }
+}
+JSON
+check "a ddlsim report calibrates and validates itself" bash -c "
+  '$ddlsim' run '$work/loop.json' --json '$work/report.json' >/dev/null &&
+  '$ddlsim' calibrate '$work/report.json' --scenario '$work/loop.json' --protocols simple -o '$work/loop.cal.json' >'$work/loop.cal.txt' &&
+  '$ddlsim' validate --measured '$work/report.json' --scenario '$work/loop.json' --calibration '$work/loop.cal.json' >'$work/loop.val.txt' &&
+  grep -q '>= 64 KiB: 6 points' '$work/loop.val.txt'"
+check "... to within 2%" max_error_below "$work/loop.val.txt" 2
+
+# A scenario referencing the calibration runs with it (and validates with it by default).
+check "a scenario with \"calibration\" runs calibrated" bash -c "
+  cp '$work/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt.cal.json' '$work/v100.cal.json' &&
+  sed 's|\"name\"|\"calibration\": \"v100.cal.json\", \"name\"|' '$scenarios/v100-sxm2-8gpu-1node.json' | sed 's|../schema|$source_dir/scenarios/schema|' > '$work/v100-cal.json' &&
+  '$ddlsim' run '$scenarios/v100-sxm2-8gpu-1node.json' | grep '^ *134217728' > '$work/raw.txt' &&
+  '$ddlsim' run '$work/v100-cal.json' | grep '^ *134217728' > '$work/cal.txt' &&
+  ! cmp -s '$work/raw.txt' '$work/cal.txt' &&
+  '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$work/v100-cal.json' | grep -q '^# scenario'"
+
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  check "--plot writes a PNG" bash -c "
+    '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$scenarios/v100-sxm2-8gpu-1node.json' --calibration '$work/v100.cal.json' --plot '$work/v.png' >/dev/null &&
+    [[ -s '$work/v.png' ]]"
+fi
+
+check "a log that does not say its nodes needs --nodes or a scenario (exit 2)" \
+  expect_error 2 "--nodes and --gpus-per-node" calibrate "$data/broadcast-and-alltoall.txt" -o "$work/x.json"
+check "a malformed log names file:line (exit 2)" \
+  expect_error 2 "bad-time.txt:3" calibrate "$data/bad-time.txt" -o "$work/x.json"
+check "a bad --cross-validate says what is expected (exit 2)" \
+  expect_error 2 "expected kfold:K" validate --measured "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" \
+  --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --cross-validate halves
+check "more ranks than the scenario has GPUs is an error naming the row (exit 2)" \
+  expect_error 2 "aws-p4de.24xlarge-2node-efa-a100.txt:7" validate \
+  --measured "$data/aws-p4de.24xlarge-2node-efa-a100.txt" --scenario "$scenarios/v100-sxm2-8gpu-1node.json"
+check "an unknown protocol is an error (exit 2)" \
+  expect_error 2 "unknown protocol" calibrate "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" \
+  --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --protocols simple,fast -o "$work/x.json"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,182 @@
+// Calibration files: JSON round trip, strict reading, applying to a cluster spec, a scenario
+// referencing one, validation summaries and the cross-validation flag, and report reading.
+#include "ddlsim/calibrate/calibration.hpp"
+#include "ddlsim/calibrate/real_report.hpp"
+#include "ddlsim/calibrate/validation.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace ddlsim;
+using namespace ddlsim::calib;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Calibration sample() {
+  Calibration c;
+  c.link(LinkGroup::network) = {true, 5 * kPsPerUs, 10e9, 0.8};
+  c.link(LinkGroup::nvlink) = {true, 700 * kPsPerNs, 200e9, 0.5};
+  c.launch_overhead = 3 * kPsPerUs;
+  c.reduce_bytes_per_second = 500e9;
+  c.protocols = {{"simple", 1.0, 2 * kPsPerUs}, {"ll", 0.25, 400 * kPsPerNs}};
+  c.source = {{"note", "test"}};
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("a calibration survives its JSON round trip") {
+  const Calibration c = calibration_from_json(to_json(sample()), "c.json");
+  CHECK(c.link(LinkGroup::network).set);
+  CHECK_FALSE(c.link(LinkGroup::pcie).set);
+  CHECK(c.link(LinkGroup::network).latency == 5 * kPsPerUs);
+  CHECK(c.link(LinkGroup::network).bytes_per_second == Approx(10e9));
+  CHECK(c.link(LinkGroup::nvlink).efficiency == Approx(0.5));
+  CHECK(c.launch_overhead == 3 * kPsPerUs);
+  CHECK(c.reduce_bytes_per_second == Approx(500e9));
+  REQUIRE(c.protocols.size() == 2);
+  CHECK(c.protocols[1].name == "ll");
+  CHECK(c.protocols[1].bandwidth_factor == Approx(0.25));
+  CHECK(c.protocols[1].per_step_overhead == 400 * kPsPerNs);
+  CHECK(c.source["note"] == "test");
+}
+
+TEST_CASE("calibration files are read strictly") {
+  Json j = to_json(sample());
+  j["links"]["network"]["latncy_ns"] = 1;
+  CHECK_THAT(error_of([&] { calibration_from_json(j, "c.json"); }),
+             Catch::Contains("c.json: /links/network/latncy_ns") && Catch::Contains("latency_ns"));
+  Json k = to_json(sample());
+  k["format"] = "something";
+  CHECK_THAT(error_of([&] { calibration_from_json(k, "c.json"); }),
+             Catch::Contains("/format") && Catch::Contains("ddlsim-calibration-1"));
+  Json m = to_json(sample());
+  m["links"]["pcie"] = {{"latency_ns", 1}};
+  CHECK_THAT(error_of([&] { calibration_from_json(m, "c.json"); }),
+             Catch::Contains("/links/pcie") && Catch::Contains("bandwidth_gbps"));
+}
+
+TEST_CASE("applying a calibration sets the calibrated classes and leaves the others") {
+  topo::ClusterSpec spec;
+  topo::NodeSpec node;
+  node.gpus = 8;
+  node.intra = topo::IntraNode::nvswitch;
+  node.nvlink_bytes_per_second = 300e9;
+  node.pcie_bytes_per_second = 25e9;
+  node.nic_bytes_per_second = 25e9;
+  spec.node_groups.push_back({node, 2});
+  spec.fabric.link_bytes_per_second = 50e9;
+  const EngineCalibration engine = apply_calibration(sample(), spec, 1);
+  const topo::NodeSpec& out = spec.node_groups[0].spec;
+  CHECK(out.nic_bytes_per_second == Approx(10e9 * 0.25)); // the ll protocol's factor
+  CHECK(out.nic_latency == 5 * kPsPerUs);
+  CHECK(out.nvlink_bytes_per_second == Approx(200e9 * 0.25));
+  CHECK(out.pcie_bytes_per_second == 25e9);      // not calibrated
+  CHECK(spec.fabric.link_bytes_per_second == 0); // single switch: the port follows the NIC
+  CHECK(engine.per_step_overhead == 400 * kPsPerNs);
+  CHECK(engine.launch_overhead == 3 * kPsPerUs);
+  apply_calibration(sample(), spec, 0);
+  CHECK(spec.node_groups[0].spec.nic_bytes_per_second == Approx(10e9)); // idempotent
+}
+
+TEST_CASE(
+    "a scenario's \"calibration\" applies to its topology and engine, relative to its folder") {
+  const auto dir = std::filesystem::temp_directory_path() / "ddlsim_calibration_test";
+  std::filesystem::create_directories(dir / "cal");
+  write_calibration_file(sample(), dir / "cal" / "c.json");
+  const Json scenario = {
+      {"topology", {{"nodes", {{{"preset", "dgx-a100"}, {"count", 2}}}}}},
+      {"workload", {{"type", "collective"}, {"op", "all_reduce"}, {"sizes", {1024}}}},
+      {"calibration", "cal/c.json"}};
+  const Scenario s = load_scenario(scenario, "s.json", dir);
+  CHECK(s.topology.node_groups[0].spec.nic_bytes_per_second == Approx(10e9));
+  CHECK(s.topology.node_groups[0].spec.nic_latency == 5 * kPsPerUs);
+  CHECK(s.engine.per_step_overhead == 2 * kPsPerUs);
+  CHECK(s.engine.launch_overhead == 3 * kPsPerUs);
+  CHECK(s.engine.reduce_bytes_per_second == Approx(500e9));
+  CHECK(s.calibration_file == (dir / "cal" / "c.json").string());
+  // Sweep points (ddlsim plan) inherit it too.
+  Json swept = scenario;
+  swept["sweep"] = {{{"set", "/topology/nodes/0/count"}, {"values", {1, 2}}}};
+  const Scenario base = load_scenario(swept, (dir / "s.json").string(), dir);
+  const SweepPoint point = sweep_point(base, 0);
+  CHECK(point.scenario.topology.node_groups[0].count == 1);
+  CHECK(point.scenario.topology.node_groups[0].spec.nic_latency == 5 * kPsPerUs);
+  CHECK(point.scenario.engine.launch_overhead == 3 * kPsPerUs);
+  Json missing = scenario;
+  missing["calibration"] = "nope.json";
+  CHECK_THAT(error_of([&] { load_scenario(missing, "s.json", dir); }),
+             Catch::Contains("s.json: /calibration") && Catch::Contains("nope.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("error summaries give median and p90 (nearest rank) and max of |error| above a size") {
+  std::vector<ValidationRow> rows;
+  const double errors[] = {1, -2, 3, -4, 5, 6, -7, 8, 9, -10, 50};
+  for (int i = 0; i < 11; ++i) {
+    ValidationRow r;
+    r.point.bytes = i < 10 ? 1 << 20 : 8;
+    r.error_percent = errors[i];
+    rows.push_back(r);
+  }
+  const ErrorSummary large = summarize(rows, 1 << 16);
+  CHECK(large.points == 10);
+  CHECK(large.median == Approx(5.5));
+  CHECK(large.p90 == Approx(9));
+  CHECK(large.max == Approx(10));
+  CHECK(summarize(rows, 0).max == Approx(50));
+  rows[0].predicted = false; // a point the fit saw does not count
+  CHECK(summarize(rows, 1 << 16).points == 9);
+}
+
+TEST_CASE("cross-validation modes parse and bad ones say what is expected") {
+  CHECK(parse_cross_validation("kfold:5").folds == 5);
+  const CrossValidation sizes = parse_cross_validation("sizes:64KiB,256MiB");
+  CHECK(sizes.sizes == std::vector<std::uint64_t>{65536, 268435456});
+  CHECK(parse_cross_validation("ranks:8").ranks == 8);
+  CHECK_THAT(error_of([] { parse_cross_validation("kfold:1"); }),
+             Catch::Contains("--cross-validate kfold:1") && Catch::Contains("K must be"));
+  CHECK_THAT(error_of([] { parse_cross_validation("halves"); }), Catch::Contains("unknown mode"));
+  CHECK_THAT(error_of([] { parse_cross_validation("sizes:64 apples"); }),
+             Catch::Contains("\"64 apples\" is not a byte size"));
+}
+
+TEST_CASE("ddlsim reports read as measurements and bad rows name file and pointer") {
+  const Json report = {{"scenario", "x"},
+                       {"engine", "analytic"},
+                       {"backend", "host"},
+                       {"op", "all_reduce"},
+                       {"ranks", 4},
+                       {"results",
+                        {{{"bytes", 1024}, {"algorithm", "ring"}, {"time_ps", 5000000}},
+                         {{"bytes", 4096}, {"algorithm", "ring"}, {"time_us", 7.5}}}},
+                       {"timelines", Json::array()}};
+  const MeasuredSet set = read_real_report(report, "r.json");
+  REQUIRE(set.points.size() == 2);
+  CHECK(set.points[0].seconds == Approx(5e-6));
+  CHECK(set.points[1].seconds == Approx(7.5e-6));
+  CHECK(set.points[1].algorithm == "ring");
+  CHECK(set.points[1].ranks == 4);
+  CHECK(set.system.transport == "host");
+  Json bad = report;
+  bad["results"][1].erase("time_us");
+  CHECK_THAT(error_of([&] { read_real_report(bad, "r.json"); }),
+             Catch::Contains("r.json: /results/1") && Catch::Contains("time_ps"));
+  Json op = report;
+  op["op"] = "allreduce";
+  CHECK_THAT(error_of([&] { read_real_report(op, "r.json"); }),
+             Catch::Contains("/op") && Catch::Contains("all_reduce"));
+}

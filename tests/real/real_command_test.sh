@@ -1,0 +1,42 @@
+#!/bin/sh
+# `ddlsim real` end to end: the table, the --json report (rows, machine, timelines), exit status 2
+# for bad input and 5 for a failed run (a crashed rank), with the rank named.
+set -u
+ddlsim=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+
+"$ddlsim" real --ranks 3 --algo rabenseifner -b 8 -e 4KiB -f 8 --iters 2 --json "$dir/r.json" \
+  > "$dir/out.txt" 2>&1 || { cat "$dir/out.txt"; fail "a small run exits 0"; }
+grep -q "#wrong" "$dir/out.txt" || fail "the table has the #wrong column"
+[ "$(grep -c ' rabenseifner$' "$dir/out.txt")" = 4 ] || { cat "$dir/out.txt"; fail "4 sizes"; }
+grep -E ' rabenseifner$' "$dir/out.txt" | awk '$8 != "0" { exit 1 }' || fail "no wrong element"
+/usr/bin/python3 - "$dir/r.json" <<'PY' || fail "the JSON report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["backend"] == "host" and r["engine"] == "host" and r["ranks"] == 3
+assert [row["bytes"] for row in r["rows"]] == [8, 64, 512, 4096], r["rows"]
+assert all(row["ok"] and row["checked"] and row["wrong"] == 0 and row["time_ps"] > 0 for row in r["rows"])
+assert len(r["results"]) == 4
+m = r["machine"]
+assert m["host"] and m["kernel"] and m["cpus"] >= 1 and "loopback" in m["link_emulation"]
+t = r["timelines"][-1]
+assert t["bytes"] == 4096 and len(t["ranks"]) == 3
+for rank in t["ranks"]:
+    assert rank["steps"], rank
+    for s in rank["steps"]:
+        assert s["end_ps"] >= s["start_ps"] >= 0 and s["kind"] in ("send", "recv", "recv_reduce", "reduce", "copy")
+PY
+
+"$ddlsim" real --ranks 3 --algo rign > "$dir/bad.txt" 2>&1
+[ $? = 2 ] || fail "an unknown algorithm exits 2"
+grep -q "ring" "$dir/bad.txt" || fail "the error suggests ring"
+"$ddlsim" real --ranks 3 --fault 1:x:crash > "$dir/bad.txt" 2>&1
+[ $? = 2 ] || fail "a malformed --fault exits 2"
+
+"$ddlsim" real --ranks 4 -b 1MiB -e 1MiB --timeout 2 --fault 2:3:crash > "$dir/crash.txt" 2>&1
+[ $? = 5 ] || { cat "$dir/crash.txt"; fail "a crashed rank exits 5"; }
+grep -q "rank 2 died" "$dir/crash.txt" || { cat "$dir/crash.txt"; fail "the dead rank is named"; }
+grep -q "step" "$dir/crash.txt" || fail "the survivors name their steps"
+echo "ok: ddlsim real end to end"
