@@ -4,6 +4,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/auto_select.hpp"
+#include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 
 #include <algorithm>
@@ -24,13 +25,22 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
   if (call.algorithm == "auto")
     call.algorithm = sim::choose_algorithm(topology, router, call, engine).algorithm;
-  const sim::CollectiveTiming timing =
-      sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine);
+  Picoseconds time = 0;
+  if (scenario.engine.type == "packet") {
+    sim::packet::PacketOptions options;
+    options.spec = scenario.engine.packet;
+    options.per_step_overhead = engine.per_step_overhead;
+    options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+    options.seed = engine.seed;
+    time = sim::packet::simulate_packet(topology, router, coll::Schedule::make(call), options).time;
+  } else {
+    time = sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine).time;
+  }
   plan::PointMetrics metrics;
   metrics.gpus = call.ranks;
   metrics.nodes =
       static_cast<int>(std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
-  metrics.iteration_seconds = ps_to_seconds(timing.time + scenario.engine.launch_overhead);
+  metrics.iteration_seconds = ps_to_seconds(time + scenario.engine.launch_overhead);
   metrics.what =
       std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " + call.algorithm;
   return metrics;

@@ -15,8 +15,9 @@ public:
   // max_wall_seconds <= 0: no deadline.
   explicit Progress(double max_wall_seconds);
 
-  // Names what is being simulated, e.g. "all_reduce 64 MiB ring (3/14)".
-  void begin(std::string label);
+  // Names what is being simulated, e.g. "all_reduce 64 MiB ring (3/14)", and what the engine
+  // counts ("steps", or "events" for the packet engine).
+  void begin(std::string label, std::string unit = "steps");
   // Returns false once the deadline has passed. Redraws the status line at most 4 times a second.
   bool keep_going(Picoseconds simulated, std::uint64_t steps_done);
   // Clears the status line.
@@ -34,6 +35,7 @@ private:
   bool drawn_ = false;
   bool deadline_passed_ = false;
   std::string label_;
+  std::string unit_ = "steps";
 };
 
 } // namespace ddlsim::cli

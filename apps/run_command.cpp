@@ -6,6 +6,8 @@
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/auto_select.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
+#include "ddlsim/sim/packet/packet_engine.hpp"
+#include "ddlsim/sim/packet/packet_report.hpp"
 #include "ddlsim/sim/report.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
@@ -31,6 +33,46 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   if (!out) throw InputError(path, "cannot open the output file for writing");
   write(out);
   if (!out) throw InputError(path, "writing the output file failed (disk full?)");
+}
+
+// The packet engine's run of one call: its row, its summary lines and its trace section.
+sim::CollectiveRow run_packet_engine(const Scenario& scenario, const topo::Topology& topology,
+                                     topo::Router& router, const coll::CollectiveCall& call,
+                                     const sim::AnalyticOptions& analytic, bool& complete,
+                                     std::string& summary, sim::TraceSection* trace,
+                                     std::vector<sim::StepRecord>& steps) {
+  sim::packet::PacketOptions options;
+  options.spec = scenario.engine.packet;
+  options.per_step_overhead = analytic.per_step_overhead;
+  options.reduce_bytes_per_second = analytic.reduce_bytes_per_second;
+  options.seed = analytic.seed;
+  options.record_steps = trace != nullptr;
+  options.record_queues = trace != nullptr;
+  options.progress = analytic.progress;
+  sim::packet::PacketTiming timing =
+      sim::packet::simulate_packet(topology, router, coll::Schedule::make(call), options);
+  complete = timing.complete;
+  sim::CollectiveRow row;
+  row.time = timing.time + scenario.engine.launch_overhead; // a calibration's, as for analytic
+  row.steps = timing.steps;
+  row.transfers = timing.transfers;
+  row.bytes_sent = timing.bytes_sent;
+  row.engine_details = sim::packet::packet_details(timing, topology);
+  summary = sim::packet::packet_summary(timing, topology);
+  if (trace) {
+    steps = std::move(timing.steps_recorded);
+    std::vector<std::uint32_t> track_of(topology.link_count(), UINT32_MAX);
+    for (const sim::packet::QueueSample& sample : timing.queue_samples) {
+      std::uint32_t& track = track_of[sample.link];
+      if (track == UINT32_MAX) {
+        track = static_cast<std::uint32_t>(trace->counter_names.size());
+        trace->counter_names.push_back("queue bytes " +
+                                       sim::packet::link_name(topology, sample.link));
+      }
+      trace->counters.push_back({track, sample.time, static_cast<double>(sample.bytes)});
+    }
+  }
+  return row;
 }
 
 void run(const RunOptions& options) {
@@ -70,13 +112,49 @@ void run(const RunOptions& options) {
   flow_engine.record_steps = engine.record_steps;
   flow_engine.progress = engine.progress;
   std::string stopped_at;
+  std::vector<std::string> summaries;             // packet engine: lines under each row
+  std::vector<sim::TraceSection> packet_sections; // packet engine: queue counters per row
   for (std::size_t i = 0; i < workload.sizes.size() && stopped_at.empty(); ++i) {
     const std::uint64_t bytes = workload.sizes[i];
     coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
     progress.begin(std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " +
-                   call.algorithm + " (" + std::to_string(i + 1) + "/" +
-                   std::to_string(workload.sizes.size()) + ")");
+                       call.algorithm + " (" + std::to_string(i + 1) + "/" +
+                       std::to_string(workload.sizes.size()) + ")",
+                   scenario.engine.type == "packet" ? "events" : "steps");
     sim::CollectiveRow row;
+    if (scenario.engine.type == "packet") {
+      if (call.algorithm == "auto")
+        throw InputError("/workload/algorithm",
+                         "\"auto\" chooses with the analytic engine; name an algorithm for the "
+                         "packet engine (e.g. \"ring\")");
+      bool complete = true;
+      std::string summary;
+      sim::TraceSection section{std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) +
+                                    " " + call.algorithm,
+                                nullptr,
+                                {},
+                                {}};
+      std::vector<sim::StepRecord> steps;
+      row = run_packet_engine(scenario, topology, router, call, engine, complete, summary,
+                              engine.record_steps ? &section : nullptr, steps);
+      progress.end();
+      if (!complete || progress.deadline_passed()) {
+        stopped_at = format_bytes(bytes);
+        break;
+      }
+      row.bytes = bytes;
+      row.count = call.elements();
+      row.dtype = call.dtype;
+      row.reduction = call.reduction;
+      row.algorithm = call.algorithm;
+      report.rows.push_back(row);
+      summaries.push_back(std::move(summary));
+      if (engine.record_steps) {
+        traces.push_back(std::move(steps));
+        packet_sections.push_back(std::move(section));
+      }
+      continue;
+    }
     if (call.algorithm == "auto") {
       sim::AnalyticOptions quiet = engine;
       quiet.record_steps = false;
@@ -108,6 +186,8 @@ void run(const RunOptions& options) {
     if (engine.record_steps) traces.push_back(std::move(timing.steps_recorded));
   }
   sim::print_table(report, std::cout);
+  for (std::size_t i = 0; i < summaries.size(); ++i)
+    std::cout << "# packet engine, " << format_bytes(report.rows[i].bytes) << ":\n" << summaries[i];
   if (!scenario.sweep.empty())
     std::cout << "# note: this scenario's sweep (" << scenario.sweep.size()
               << " axes) was validated but not run: `run` simulates the base scenario; sweeps "
@@ -117,10 +197,16 @@ void run(const RunOptions& options) {
     std::cout << "# wrote " << json_path << "\n";
   }
   if (!trace_path.empty()) {
-    for (std::size_t i = 0; i < traces.size(); ++i)
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      if (i < packet_sections.size()) {
+        sections.push_back(std::move(packet_sections[i]));
+        sections.back().steps = &traces[i];
+        continue;
+      }
       sections.push_back({std::string(coll::to_string(workload.op)) + " " +
                               format_bytes(report.rows[i].bytes) + " " + report.rows[i].algorithm,
                           &traces[i]});
+    }
     write_file(trace_path, [&](std::ostream& out) { sim::write_chrome_trace(sections, out); });
     std::cout << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
   }

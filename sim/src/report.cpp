@@ -69,6 +69,7 @@ Json to_json(const CollectiveReport& report) {
               {"bytes_sent", row.bytes_sent},
               {"peak_flows_per_link", row.peak_flows_per_link}};
     if (!row.why.empty()) j["auto_reason"] = row.why;
+    if (!row.engine_details.is_null()) j[report.engine] = row.engine_details;
     rows.push_back(std::move(j));
   }
   return {

@@ -37,6 +37,12 @@ void write_chrome_trace(const std::vector<TraceSection>& sections, std::ostream&
           << microseconds(step.end - step.start) << R"(,"args":{"bytes":)" << step.bytes
           << ",\"rank\":" << step.rank << ",\"channel\":" << step.channel << "}}";
     }
+    for (const TraceCounterPoint& point : sections[s].counters) {
+      separator();
+      out << R"({"ph":"C","pid":)" << s << R"(,"name":)"
+          << Json(sections[s].counter_names[point.track]).dump() << R"(,"ts":)"
+          << microseconds(point.time) << R"(,"args":{"value":)" << point.value << "}}";
+    }
   }
   out << "\n]}\n";
 }

@@ -80,5 +80,23 @@ check "schedule --check proves a ring correct" bash -c \
 check "schedule --json dumps a loadable schedule" bash -c \
   "'$ddlsim' schedule --algo rabenseifner --ranks 6 --bytes 1KiB --json '$work/s.json' >/dev/null && /usr/bin/python3 -c \"import json; json.load(open('$work/s.json'))\""
 
+# The packet engine: same seed, same bytes; the summary under the table; queue counters in the trace.
+cat >"$work/packet.json" <<JSON
+{"include": "$(cd "$scenarios" && pwd)/examples/packet-cloud-v100.json", "workload": {"sizes": ["64KiB"]}}
+JSON
+check "packet run writes a JSON report" "$ddlsim" run "$work/packet.json" --json "$work/p1.json"
+check "packet run again writes the same bytes" "$ddlsim" run "$work/packet.json" --json "$work/p2.json"
+check "the two packet reports are byte-identical" cmp "$work/p1.json" "$work/p2.json"
+check "the packet report has drops and links" bash -c \
+  "/usr/bin/python3 -c \"import json; r=json.load(open('$work/p1.json'))['results'][0]['packet']; assert 'drops' in r and r['links']\""
+check "packet run prints its summary under the table" bash -c \
+  "'$ddlsim' run '$work/packet.json' | grep -q 'retransmitted.*dropped'"
+check "packet run --trace writes queue counters" bash -c \
+  "'$ddlsim' run '$work/packet.json' --trace '$work/pt.json' >/dev/null && /usr/bin/python3 -c \"import json; d=json.load(open('$work/pt.json')); assert any(e['ph']=='C' for e in d['traceEvents'])\""
+check "packet run stops at --max-wall-seconds with exit 4" expect_error 4 "stopped at --max-wall-seconds" \
+  run "$scenarios/examples/packet-cloud-v100.json" --max-wall-seconds 0.05
+check "packet engine with auto is bad input" expect_error 2 "/workload/algorithm" \
+  run "$work/packet.json" --algorithm auto
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

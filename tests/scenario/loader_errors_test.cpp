@@ -77,9 +77,9 @@ TEST_CASE("more ranks than the cluster has GPUs") {
 }
 
 TEST_CASE("an engine this version does not have") {
-  const std::string e = load_error(R"({"engine": {"type": "packet"}})");
+  const std::string e = load_error(R"({"engine": {"type": "fluid"}})");
   CHECK_THAT(e, Contains("/engine/type"));
-  CHECK_THAT(e, Contains("not part of this version"));
+  CHECK_THAT(e, Contains("\"flow\""));
   CHECK_THAT(load_error(R"({"engine": {"type": "analytc"}})"),
              Contains("did you mean \"analytic\"?"));
 }
@@ -127,4 +127,13 @@ TEST_CASE("topology errors carry their path through the loader") {
   const std::string e = load_error(R"({"topology": {"fabric": {"type": "fat_tre"}}})");
   CHECK_THAT(e, Contains("/topology/fabric/type"));
   CHECK_THAT(e, Contains("fat_tree"));
+}
+
+TEST_CASE("packet engine options belong to the packet engine") {
+  CHECK_THAT(load_error(R"({"engine": {"type": "analytic", "mtu_bytes": 4096}})"),
+             Contains("/engine/mtu_bytes"));
+  CHECK_THAT(load_error(R"({"engine": {"type": "packet", "switch": {"drop_policy": "red"}}})"),
+             Contains("/engine/switch/drop_policy"));
+  CHECK_THAT(load_error(R"({"engine": {"type": "packet", "transport": {"rto": 5}}})"),
+             Contains("/engine/transport/rto: unknown key"));
 }

@@ -24,6 +24,7 @@ struct CollectiveRow {
   std::uint64_t transfers = 0;
   std::uint64_t bytes_sent = 0;
   std::size_t peak_flows_per_link = 0;
+  Json engine_details; // engine-specific figures (packet engine: drops, links...); null = none
 
   double seconds() const { return ps_to_seconds(time); }
   double algbw_gbytes_per_second() const; // bytes / time, in 10^9 B/s

@@ -1,0 +1,64 @@
+// Packets and the pool they live in. A packet is a small record addressed by a 32-bit index;
+// freed indices are reused, so memory follows the packets in flight and nothing is allocated
+// per packet once the pool has grown to the peak.
+#pragma once
+
+#include "ddlsim/topologies/router.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ddlsim::sim::packet {
+
+inline constexpr std::uint32_t kNil = 0xffffffffu;
+
+enum class PacketKind : std::uint8_t { data, ack, nack };
+
+enum PacketFlags : std::uint8_t {
+  kEcn = 1,       // congestion experienced (set by a switch), echoed by the ACK
+  kDroppable = 2, // loss-tolerant data: dropped first, never resent as droppable
+  kComplete = 4,  // ACK: the receive has completed; the sender stops
+};
+
+struct Packet {
+  std::uint32_t transfer; // message it belongs to (whose paths it follows)
+  std::uint32_t seq;      // data: packet index in the message; nack: first missing index
+  std::uint32_t aux;      // nack: one past the last missing index
+  std::uint32_t next;     // intrusive queue links (pool indices)
+  std::uint32_t prev;
+  std::uint32_t bytes;     // on the wire, header included
+  std::uint32_t payload;   // message bytes it carries (data only)
+  std::uint32_t port;      // the port it is queued at or crossing
+  std::uint32_t next_port; // the port after that (chosen when it starts crossing); kNil = deliver
+  std::uint16_t path_lo;   // candidate paths [path_lo, path_hi) consistent with the hops so far
+  std::uint16_t path_hi;
+  std::uint16_t hop; // index of the link it is queued for or crossing
+  PacketKind kind;
+  std::uint8_t priority; // data class (0 highest); control packets use their own queue
+  std::uint8_t flags;
+  bool reverse; // control packets walk their data path backwards
+};
+
+class PacketPool {
+public:
+  std::uint32_t allocate() {
+    if (free_.empty()) {
+      packets_.emplace_back();
+      return static_cast<std::uint32_t>(packets_.size() - 1);
+    }
+    const std::uint32_t id = free_.back();
+    free_.pop_back();
+    return id;
+  }
+  void release(std::uint32_t id) { free_.push_back(id); }
+  Packet& operator[](std::uint32_t id) { return packets_[id]; }
+  const Packet& operator[](std::uint32_t id) const { return packets_[id]; }
+  std::size_t capacity() const { return packets_.size(); }
+  std::size_t in_use() const { return packets_.size() - free_.size(); }
+
+private:
+  std::vector<Packet> packets_;
+  std::vector<std::uint32_t> free_;
+};
+
+} // namespace ddlsim::sim::packet

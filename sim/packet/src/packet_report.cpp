@@ -1,0 +1,73 @@
+#include "ddlsim/sim/packet/packet_report.hpp"
+
+#include <cstdio>
+
+namespace ddlsim::sim::packet {
+
+std::string link_name(const topo::Topology& topology, topo::LinkId link) {
+  const topo::Link& l = topology.link(link);
+  return topology.vertex(l.src).name + " -> " + topology.vertex(l.dst).name;
+}
+
+Json packet_details(const PacketTiming& t, const topo::Topology& topology) {
+  Json links = Json::array();
+  for (const LinkStats& s : t.links)
+    links.push_back({{"link", link_name(topology, s.link)},
+                     {"bytes", s.bytes},
+                     {"utilisation", s.utilisation},
+                     {"peak_queue_bytes", s.peak_queue_bytes},
+                     {"drops", s.drops}});
+  Json by_priority = Json::array();
+  for (std::uint64_t d : t.drops_by_priority) by_priority.push_back(d);
+  return {{"events", t.events},
+          {"data_packets", t.data_packets},
+          {"control_packets", t.control_packets},
+          {"retransmissions", t.retransmissions},
+          {"drops", t.drops},
+          {"drops_by_priority", std::move(by_priority)},
+          {"bytes_dropped", t.bytes_dropped},
+          {"bytes_lost_accepted", t.bytes_lost_accepted},
+          {"max_lost_fraction", static_cast<double>(t.max_lost_fraction_ppm) * 1e-6},
+          {"duplicates", t.duplicates},
+          {"reordered", t.reordered},
+          {"ecn_marks", t.ecn_marks},
+          {"pfc_pauses", t.pfc_pauses},
+          {"links", std::move(links)}};
+}
+
+std::string packet_summary(const PacketTiming& t, const topo::Topology& topology) {
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "#   packets %llu data + %llu control, %llu retransmitted, %llu dropped (%s), "
+      "%llu reordered, %llu ECN marks, %llu PFC pauses",
+      static_cast<unsigned long long>(t.data_packets),
+      static_cast<unsigned long long>(t.control_packets),
+      static_cast<unsigned long long>(t.retransmissions), static_cast<unsigned long long>(t.drops),
+      format_bytes(t.bytes_dropped).c_str(), static_cast<unsigned long long>(t.reordered),
+      static_cast<unsigned long long>(t.ecn_marks), static_cast<unsigned long long>(t.pfc_pauses));
+  std::string out = line;
+  if (t.bytes_lost_accepted > 0) {
+    std::snprintf(line, sizeof line, ", %s lost and accepted (at most %.2f%% of a message)",
+                  format_bytes(t.bytes_lost_accepted).c_str(),
+                  static_cast<double>(t.max_lost_fraction_ppm) * 1e-4);
+    out += line;
+  }
+  out += "\n";
+  const LinkStats* busiest = nullptr;
+  const LinkStats* deepest = nullptr;
+  for (const LinkStats& s : t.links) {
+    if (!busiest || s.utilisation > busiest->utilisation) busiest = &s;
+    if (!deepest || s.peak_queue_bytes > deepest->peak_queue_bytes) deepest = &s;
+  }
+  if (busiest) {
+    std::snprintf(line, sizeof line, "#   busiest link %s at %.1f%%; deepest queue %s at %s\n",
+                  link_name(topology, busiest->link).c_str(), 100 * busiest->utilisation,
+                  link_name(topology, deepest->link).c_str(),
+                  format_bytes(deepest->peak_queue_bytes).c_str());
+    out += line;
+  }
+  return out;
+}
+
+} // namespace ddlsim::sim::packet

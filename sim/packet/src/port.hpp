@@ -1,0 +1,161 @@
+// Port: one directed link seen from its source vertex: the output queue in front of it
+// (a control queue and N priority classes), the packet being serialized onto it, and its
+// statistics. A switch's egress port, a NIC's, a GPU's NVLink or PCIe port are all Ports; what
+// differs is their buffer and whether a full buffer drops (switch ports without PFC) or holds
+// back the ports feeding it (lossless: ports inside servers, and switch ports with PFC).
+#pragma once
+
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/sim/packet/packet_spec.hpp"
+#include "packet_pool.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ddlsim::sim::packet {
+
+struct ClassQueue {
+  std::uint32_t head = kNil;
+  std::uint32_t tail = kNil;
+  std::uint64_t bytes = 0;
+  std::int64_t deficit = 0; // dwrr
+};
+
+struct Port {
+  // The link.
+  double ps_per_byte = 0;
+  Picoseconds latency = 0;
+  std::uint32_t dst_vertex = 0;
+  std::uint32_t reverse = 0; // the port of the opposite direction
+  // The queue.
+  std::uint64_t limit = 0;    // bytes that may wait here
+  std::uint64_t queued = 0;   // bytes waiting (the packet on the wire not included)
+  std::uint64_t reserved = 0; // bytes on the wire towards this port from lossless upstreams
+  Picoseconds free_at = 0;    // when the packet being serialized has left
+  bool tx_pending = false;    // a tx_done event is scheduled at free_at
+  bool lossless = false;
+  bool switch_port = false; // egress of a network switch (drops, ECN, samples)
+  bool source = false;      // egress of a GPU: pulls new packets from its messages
+  bool blocked = false;     // waiting for room at the next port
+  std::uint8_t dwrr_class = 0;
+  bool dwrr_fresh = true;
+  std::uint32_t waiters = kNil;      // lossless ports blocked on this one, first blocked first:
+  std::uint32_t waiters_tail = kNil; // woken in that order, they share the room round robin
+  std::uint32_t next_waiter = kNil;  // link in the list of the port this one waits on
+  std::uint32_t sources = kNil;      // source ports: round-robin cursor over active messages
+  // Statistics.
+  std::uint64_t tx_bytes = 0;
+  std::uint64_t peak_queued = 0;
+  std::uint64_t drops = 0;
+  Picoseconds last_sample = -1;
+  std::array<ClassQueue, kMaxPriorities + 1> classes{}; // [0] control, [1 + c] data class c
+
+  Picoseconds serialization(std::uint32_t bytes) const {
+    return static_cast<Picoseconds>(static_cast<double>(bytes) * ps_per_byte + 0.5);
+  }
+  bool has_queued() const { return queued > 0 || classes[0].head != kNil; }
+  bool fits(std::uint64_t bytes) const { return queued + reserved + bytes <= limit; }
+};
+
+inline std::size_t queue_index(const Packet& packet) {
+  return packet.kind == PacketKind::data ? 1u + packet.priority : 0u;
+}
+
+// Appends packet `id` to its class queue. Control packets do not count against the buffer
+// (switches keep headroom for them), so they are never dropped.
+inline void enqueue(Port& port, PacketPool& pool, std::uint32_t id) {
+  Packet& packet = pool[id];
+  ClassQueue& q = port.classes[queue_index(packet)];
+  packet.next = kNil;
+  packet.prev = q.tail;
+  if (q.tail == kNil)
+    q.head = id;
+  else
+    pool[q.tail].next = id;
+  q.tail = id;
+  if (packet.kind == PacketKind::data) {
+    q.bytes += packet.bytes;
+    port.queued += packet.bytes;
+    if (port.queued > port.peak_queued) port.peak_queued = port.queued;
+  }
+}
+
+inline void unlink(Port& port, PacketPool& pool, std::uint32_t id) {
+  Packet& packet = pool[id];
+  ClassQueue& q = port.classes[queue_index(packet)];
+  if (packet.prev == kNil)
+    q.head = packet.next;
+  else
+    pool[packet.prev].next = packet.next;
+  if (packet.next == kNil)
+    q.tail = packet.prev;
+  else
+    pool[packet.next].prev = packet.prev;
+  if (packet.kind == PacketKind::data) {
+    q.bytes -= packet.bytes;
+    port.queued -= packet.bytes;
+  }
+}
+
+// The packet the scheduler serves next (without removing it), or kNil: control first, then the
+// data classes by strict priority or deficit weighted round robin.
+inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchSpec& spec) {
+  if (port.classes[0].head != kNil) return port.classes[0].head;
+  if (port.queued == 0) return kNil;
+  const int classes = spec.priorities;
+  if (spec.scheduler == Scheduler::strict || classes == 1) {
+    for (int c = 0; c < classes; ++c)
+      if (port.classes[1 + c].head != kNil) return port.classes[1 + c].head;
+    return kNil;
+  }
+  // DWRR: a class visited afresh gets its quantum (weight x MTU-sized packets); it is served
+  // while its deficit covers its head packet, then the turn passes on.
+  constexpr std::int64_t kQuantum = 4096 + 64;
+  for (int visits = 0; visits < 2 * classes + 2; ++visits) {
+    ClassQueue& q = port.classes[1 + port.dwrr_class];
+    if (q.head == kNil) {
+      q.deficit = 0;
+    } else {
+      if (port.dwrr_fresh) {
+        const std::uint32_t weight =
+            spec.dwrr_weights.empty() ? 1 : spec.dwrr_weights[port.dwrr_class];
+        q.deficit += kQuantum * static_cast<std::int64_t>(weight);
+        port.dwrr_fresh = false;
+      }
+      if (q.deficit >= static_cast<std::int64_t>(pool[q.head].bytes)) return q.head;
+    }
+    port.dwrr_class = static_cast<std::uint8_t>((port.dwrr_class + 1) % classes);
+    port.dwrr_fresh = true;
+  }
+  for (int c = 0; c < classes; ++c) // unreachable with positive weights; keeps it total
+    if (port.classes[1 + c].head != kNil) return port.classes[1 + c].head;
+  return kNil;
+}
+
+// Removes the packet peek_next returned and charges it to its class's deficit.
+inline void take(Port& port, PacketPool& pool, std::uint32_t id) {
+  const Packet& packet = pool[id];
+  if (packet.kind == PacketKind::data) port.classes[queue_index(packet)].deficit -= packet.bytes;
+  unlink(port, pool, id);
+}
+
+// The queued data packet a full buffer gives up for an arriving packet, or kNil to drop the
+// arrival itself. priority: the latest packet of the lowest class below the arrival's;
+// loss_tolerant: the latest droppable packet, if the arrival is not droppable itself.
+inline std::uint32_t eviction_victim(const Port& port, const PacketPool& pool,
+                                     const SwitchSpec& spec, const Packet& arriving) {
+  if (spec.drop_policy == DropPolicy::priority) {
+    for (int c = spec.priorities - 1; c > arriving.priority; --c)
+      if (port.classes[1 + c].tail != kNil) return port.classes[1 + c].tail;
+    return kNil;
+  }
+  if (spec.drop_policy == DropPolicy::loss_tolerant && !(arriving.flags & kDroppable)) {
+    for (int c = spec.priorities - 1; c >= 0; --c)
+      for (std::uint32_t id = port.classes[1 + c].tail; id != kNil; id = pool[id].prev)
+        if (pool[id].flags & kDroppable) return id;
+  }
+  return kNil;
+}
+
+} // namespace ddlsim::sim::packet

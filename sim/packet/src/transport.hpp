@@ -1,0 +1,97 @@
+// Message: the transport state of one send-receive pair, both ends in one record.
+//
+// Sender: packets are numbered 0..packets-1 and first sent in order; ACKs (one per data packet)
+// mark them in a bitmap; a NACK (the receiver saw a gap on an in-order path) or a timeout (no
+// ACK progress for rto) queues the unacknowledged ones again, selectively. With dctcp, new
+// packets wait for the window (cwnd packets outstanding), which grows by one packet per window
+// of ACKs and shrinks by alpha/2 once per window with ECN echoes (alpha: the EWMA, gain 1/16, of
+// the marked fraction). Receiver: a bitmap of the packets it has; it is done when every byte
+// (or 1 - loss_bound of them) arrived, and says so in its ACKs, which stops the sender.
+#pragma once
+
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/topologies/router.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ddlsim::sim::packet {
+
+struct StepRef {
+  std::uint32_t program;
+  std::uint32_t index;
+};
+
+class Bitmap {
+public:
+  void reset(std::uint32_t bits) { words_.assign((bits + 63) / 64, 0); }
+  bool test(std::uint32_t i) const { return (words_[i >> 6] >> (i & 63)) & 1u; }
+  // Sets bit i; returns whether it was clear.
+  bool set(std::uint32_t i) {
+    std::uint64_t& word = words_[i >> 6];
+    const std::uint64_t mask = std::uint64_t{1} << (i & 63);
+    const bool was_clear = (word & mask) == 0;
+    word |= mask;
+    return was_clear;
+  }
+  void clear(std::uint32_t i) { words_[i >> 6] &= ~(std::uint64_t{1} << (i & 63)); }
+
+private:
+  std::vector<std::uint64_t> words_;
+};
+
+struct Message {
+  // The steps it serves (rendezvous of a send with its receive).
+  StepRef send{};
+  StepRef recv{};
+  std::uint64_t bytes = 0;      // sent bytes
+  std::uint64_t recv_bytes = 0; // the receive's bytes (reduced by a recv_reduce)
+  std::int32_t send_rank = 0;
+  std::int32_t recv_rank = 0;
+  bool recv_reduce = false;
+  // Paths.
+  const std::vector<topo::Path>* paths = nullptr;
+  std::uint16_t path_lo = 0; // the paths through the source port
+  std::uint16_t path_hi = 0;
+  std::uint16_t ecmp = 0;    // the flow's hashed path
+  std::uint32_t sprayed = 0; // round-robin counter
+  std::uint32_t port = 0;    // the source port (first link)
+  std::uint8_t priority = 0;
+  bool droppable = false;
+  // Sender.
+  std::uint32_t packets = 0;
+  std::uint32_t next_new = 0; // first packet never sent
+  std::uint32_t acked = 0;
+  Bitmap acked_bits;
+  Bitmap resend_bits; // queued in `resend`
+  std::vector<std::uint32_t> resend;
+  std::size_t resend_head = 0;
+  bool sender_done = false;
+  bool in_list = false; // on its source port's round-robin list
+  std::uint32_t rr_prev = 0;
+  std::uint32_t rr_next = 0;
+  Picoseconds last_progress = 0;
+  std::uint32_t timer_generation = 0;
+  bool timer_armed = false;
+  // dctcp
+  double cwnd = 0;
+  double alpha = 1;
+  std::uint32_t window_acks = 0;
+  std::uint32_t window_marks = 0;
+  std::uint32_t window_end = 0; // acked count that closes the current observation window
+  std::uint32_t cut_until = 0;  // no second window cut before this many packets are acked
+  // Receiver.
+  std::uint32_t received = 0;
+  std::uint64_t received_payload = 0;
+  std::uint64_t needed_payload = 0;
+  std::uint32_t highest = 0; // one past the highest packet index seen
+  Bitmap received_bits;
+  bool receiver_done = false;
+  bool steps_done = false;
+  // Lifetime: packets of this message (data or control) still in the network.
+  std::uint32_t alive = 0;
+
+  bool has_resend() const { return resend_head < resend.size(); }
+};
+
+} // namespace ddlsim::sim::packet

@@ -1,0 +1,165 @@
+// Priority classes: strict priority and DWRR scheduling, priority drop, loss-tolerant messages.
+#include "packet_harness.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace ddlsim::sim::packet::test {
+namespace {
+
+// Rank 1 sends on channel 0 (class 0, high), ranks 2..4 on channel 1 (class 1), all to rank 0.
+std::vector<Flow> mixed_incast(std::uint64_t bytes) {
+  return {{1, 0, bytes, 0}, {2, 0, bytes, 1}, {3, 0, bytes, 1}, {4, 0, bytes, 1}};
+}
+
+PacketOptions two_classes(DropPolicy policy) {
+  PacketOptions options = star_options();
+  options.record_steps = true;
+  options.spec.switch_spec.priorities = 2;
+  options.spec.switch_spec.buffer_bytes = 64 << 10;
+  options.spec.switch_spec.drop_policy = policy;
+  options.spec.transport.priority_rule = TransportSpec::PriorityRule::by_channel;
+  return options;
+}
+
+TEST_CASE("priority drop keeps high-priority packets under overload and tail drop "
+          "does not") {
+  // The senders run in lock step, so which one finds the room a departure makes is a matter of
+  // phase: rank 2's packets arrive with the departures, ranks 3 and 4 a quarter of a packet time
+  // later, rank 1 (high priority) half a packet time later, when the room is taken again.
+  const topo::Topology topology = star_with(5, {},
+                                            {kLinkLatency, kLinkLatency + 208'000, kLinkLatency,
+                                             kLinkLatency + 104'000, kLinkLatency + 104'000});
+  const std::uint64_t bytes = 1 << 20;
+  const PacketTiming priority =
+      run_traffic(topology, 5, 2, mixed_incast(bytes), two_classes(DropPolicy::priority));
+  REQUIRE(priority.complete);
+  CHECK(priority.drops_by_priority[0] == 0);
+  CHECK(priority.drops_by_priority[1] > 0);
+  // Served first and never dropped, the high-priority message takes about its uncongested time.
+  const Picoseconds alone = run_traffic(topology, 5, 1, {{1, 0, bytes, 0}}, star_options()).time;
+  const Picoseconds high = receive_end(priority, 0, 1);
+  CHECK(static_cast<double>(high) < 1.05 * static_cast<double>(alone));
+  CHECK(high < receive_end(priority, 0, 2));
+
+  const PacketTiming tail =
+      run_traffic(topology, 5, 2, mixed_incast(bytes), two_classes(DropPolicy::tail));
+  REQUIRE(tail.complete);
+  CHECK(tail.drops_by_priority[0] > 0);
+  CHECK(receive_end(tail, 0, 1) > high);
+}
+
+TEST_CASE("DWRR shares a port by weight and strict priority serves class 0 first") {
+  const topo::Topology topology = star(3);
+  const std::uint64_t bytes = 1 << 20;
+  const std::vector<Flow> flows = {{1, 0, bytes, 0}, {2, 0, bytes, 1}};
+  PacketOptions options = two_classes(DropPolicy::tail);
+  options.spec.switch_spec.buffer_bytes = 16 << 20;
+  options.spec.switch_spec.scheduler = Scheduler::dwrr;
+  const double per_byte = 100; // ps on a star link
+  const double both = 2.0 * bytes * per_byte;
+
+  options.spec.switch_spec.dwrr_weights = {3, 1};
+  const PacketTiming weighted = run_traffic(topology, 3, 2, flows, options);
+  REQUIRE(weighted.drops == 0);
+  // Class 0 gets 3/4 of the port until it is done: it needs 4/3 of its own serialization time.
+  const double first = static_cast<double>(receive_end(weighted, 0, 1));
+  CHECK(first == Approx(4.0 / 3 * bytes * per_byte).epsilon(0.03));
+  CHECK(static_cast<double>(receive_end(weighted, 0, 2)) == Approx(both).epsilon(0.03));
+
+  options.spec.switch_spec.dwrr_weights = {1, 1};
+  const PacketTiming equal = run_traffic(topology, 3, 2, flows, options);
+  CHECK(static_cast<double>(receive_end(equal, 0, 1)) == Approx(both).epsilon(0.03));
+  CHECK(static_cast<double>(receive_end(equal, 0, 2)) == Approx(both).epsilon(0.03));
+
+  options.spec.switch_spec.scheduler = Scheduler::strict;
+  options.spec.switch_spec.dwrr_weights.clear();
+  const PacketTiming strict = run_traffic(topology, 3, 2, flows, options);
+  CHECK(static_cast<double>(receive_end(strict, 0, 1)) ==
+        Approx(1.0 * bytes * per_byte).epsilon(0.03));
+}
+
+TEST_CASE("loss-tolerant messages finish earlier than full retransmission and lose "
+          "no more than the bound") {
+  // Rank 1 sends at twice the rate of rank 0's port, whose buffer holds most, not all, of the
+  // excess: about 5% of the packets are dropped.
+  const topo::Topology topology = star_with(2, {kLinkBytesPerSecond, 2 * kLinkBytesPerSecond}, {});
+  const std::uint64_t bytes = 1 << 20;
+  const std::vector<Flow> flows = {{1, 0, bytes, 0}};
+  PacketOptions reliable = star_options();
+  reliable.spec.switch_spec.buffer_bytes = 460 << 10;
+  const PacketTiming full = run_traffic(topology, 2, 1, flows, reliable);
+  REQUIRE(full.complete);
+  REQUIRE(full.drops > 0);
+  CHECK(full.bytes_lost_accepted == 0);
+
+  PacketOptions tolerant = reliable;
+  tolerant.spec.switch_spec.drop_policy = DropPolicy::loss_tolerant;
+  tolerant.spec.transport.loss_bound = 0.1;
+  const PacketTiming lossy = run_traffic(topology, 2, 1, flows, tolerant);
+  REQUIRE(lossy.complete);
+  CHECK(lossy.time < full.time);
+  CHECK(lossy.bytes_lost_accepted > 0);
+  CHECK(lossy.max_lost_fraction_ppm <= 100'000);
+  CHECK(lossy.retransmissions == 0);
+
+  // A tighter bound than the loss forces some retransmission and finishes later.
+  tolerant.spec.transport.loss_bound = 0.01;
+  const PacketTiming tight = run_traffic(topology, 2, 1, flows, tolerant);
+  REQUIRE(tight.complete);
+  CHECK(tight.max_lost_fraction_ppm <= 10'000);
+  CHECK(tight.retransmissions > 0);
+  CHECK(tight.time > lossy.time);
+}
+
+} // namespace
+} // namespace ddlsim::sim::packet::test
+
+namespace ddlsim::sim::packet::test {
+namespace {
+
+TEST_CASE("priority by_offset gives the front of the buffer the higher class") {
+  // Rank 0 sends the two halves of its input to rank 1 on two channels, at twice the rate of rank
+  // 1's port, so that they queue there: the front half is class 0.
+  const topo::Topology topology = star_with(2, {2 * kLinkBytesPerSecond}, {});
+  coll::MaterializedSchedule m;
+  m.call = point_to_point(1 << 20);
+  m.call.algorithm = "hand_made";
+  m.algorithm = "hand_made";
+  m.ranks = 2;
+  m.channels = 2;
+  m.scratch_bytes = {0, 0};
+  m.programs.assign(2, std::vector<std::vector<coll::Step>>(2));
+  for (int c = 0; c < 2; ++c) {
+    const std::uint64_t half = 1 << 19, offset = c == 0 ? half : 0; // channel 0: back half
+    coll::Step send;
+    send.kind = coll::StepKind::send;
+    send.channel = static_cast<std::uint16_t>(c);
+    send.peer = 1;
+    send.src = {coll::Buffer::input, offset, half};
+    send.bytes = half;
+    m.programs[0][static_cast<std::size_t>(c)].push_back(send);
+    coll::Step recv = send;
+    recv.kind = coll::StepKind::recv;
+    recv.peer = 0;
+    recv.src = {};
+    recv.dst = {coll::Buffer::output, offset, half};
+    m.programs[1][static_cast<std::size_t>(c)].push_back(recv);
+  }
+  const coll::Schedule schedule = coll::Schedule::from_materialized(std::move(m));
+  PacketOptions options = star_options();
+  options.record_steps = true;
+  options.spec.switch_spec.priorities = 2;
+  options.spec.transport.priority_rule = TransportSpec::PriorityRule::by_offset;
+  topo::Router router(topology);
+  const PacketTiming t = simulate_packet(topology, router, schedule, options);
+  Picoseconds front = 0, back = 0;
+  for (const StepRecord& r : t.steps_recorded)
+    if (r.rank == 1) (r.channel == 1 ? front : back) = r.end;
+  // The sender interleaves both messages and both queue at the switch; class 0 (the front half,
+  // channel 1) leaves first and finishes first.
+  CHECK(front > 0);
+  CHECK(front < back);
+}
+
+} // namespace
+} // namespace ddlsim::sim::packet::test

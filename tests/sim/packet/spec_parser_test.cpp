@@ -1,0 +1,76 @@
+// The packet engine's options: defaults, values, and errors that name the JSON pointer.
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/packet/packet_spec.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace ddlsim::sim::packet {
+namespace {
+
+PacketEngineSpec parse(const std::string& text) {
+  const Json json = parse_json_text(text, "test");
+  JsonObject engine(json, "/engine");
+  engine.allow({"type"});
+  PacketEngineSpec spec = parse_packet_engine_spec(engine);
+  engine.finish();
+  return spec;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_CASE("engine options parse with their defaults") {
+  const PacketEngineSpec defaults = parse(R"({"type": "packet"})");
+  CHECK(defaults.mtu_bytes == 4096);
+  CHECK(defaults.header_bytes == 64);
+  CHECK(defaults.switch_spec.drop_policy == DropPolicy::tail);
+  CHECK(defaults.load_balancing == LoadBalancing::ecmp);
+  CHECK(defaults.transport.reliable);
+
+  const PacketEngineSpec spec = parse(R"({"type": "packet", "mtu_bytes": "8KiB",
+      "switch": {"buffer_bytes": "2MiB", "priorities": 2, "scheduler": "dwrr",
+                 "dwrr_weights": [3, 1], "drop_policy": "priority",
+                 "ecn_threshold_bytes": "64KiB", "pfc": true},
+      "load_balancing": "spray_random",
+      "transport": {"congestion_control": "dctcp", "rto_us": 250, "loss_bound": 0.05,
+                    "priority": "by_channel"}})");
+  CHECK(spec.mtu_bytes == 8192);
+  CHECK(spec.switch_spec.buffer_bytes == (2u << 20));
+  CHECK(spec.switch_spec.dwrr_weights == std::vector<std::uint32_t>{3, 1});
+  CHECK(spec.switch_spec.pfc);
+  CHECK(spec.load_balancing == LoadBalancing::spray_random);
+  CHECK(spec.transport.congestion_control == CongestionControl::dctcp);
+  CHECK(spec.transport.rto == 250 * kPsPerUs);
+  CHECK(spec.transport.loss_bound == 0.05);
+  CHECK(spec.transport.priority_rule == TransportSpec::PriorityRule::by_channel);
+}
+
+TEST_CASE("bad engine options name their JSON pointer") {
+  CHECK_THAT(error_of(R"({"switch": {"drop_policy": "random"}})"),
+             Catch::Contains("/engine/switch/drop_policy"));
+  CHECK_THAT(error_of(R"({"switch": {"bufer_bytes": 1}})"),
+             Catch::Contains("did you mean \"buffer_bytes\""));
+  CHECK_THAT(error_of(R"({"load_balancing": "spray"})"), Catch::Contains("/engine/load_balancing"));
+  CHECK_THAT(error_of(R"({"transport": {"congestion_control": "dcqcn"}})"),
+             Catch::Contains("not part of this version"));
+  CHECK_THAT(error_of(R"({"transport": {"priority": 1}})"),
+             Catch::Contains("/engine/transport/priority"));
+  CHECK_THAT(error_of(R"({"switch": {"priorities": 2, "dwrr_weights": [1, 1]}})"),
+             Catch::Contains("scheduler"));
+  CHECK_THAT(error_of(R"({"switch": {"buffer_bytes": 1000}})"),
+             Catch::Contains("/engine/switch/buffer_bytes"));
+  CHECK_THAT(error_of(R"({"transport": {"reliable": false, "loss_bound": 0.1}})"),
+             Catch::Contains("/engine/transport/loss_bound"));
+  CHECK_THAT(error_of(R"({"transport": {"reliable": false, "congestion_control": "dctcp"}})"),
+             Catch::Contains("/engine/transport/congestion_control"));
+  CHECK_THAT(error_of(R"({"mtu": 4096})"), Catch::Contains("mtu_bytes"));
+}
+
+} // namespace
+} // namespace ddlsim::sim::packet
