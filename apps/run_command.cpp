@@ -5,6 +5,7 @@
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/auto_select.hpp"
+#include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/sim/packet/packet_report.hpp"
 #include "ddlsim/sim/report.hpp"
@@ -115,6 +116,14 @@ void run(const RunOptions& options) {
                           " while simulating the training iteration");
     return;
   }
+  // engine.type = "flow": SimGrid, one child process per size (sim/flow/flow_engine.hpp).
+  sim::flow::FlowOptions flow_engine;
+  flow_engine.model = scenario.engine.flow;
+  flow_engine.per_step_overhead = engine.per_step_overhead;
+  flow_engine.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+  flow_engine.seed = engine.seed;
+  flow_engine.record_steps = engine.record_steps;
+  flow_engine.progress = engine.progress;
   std::string stopped_at;
   std::vector<std::string> summaries;             // packet engine: lines under each row
   std::vector<sim::TraceSection> packet_sections; // packet engine: queue counters per row
@@ -166,8 +175,11 @@ void run(const RunOptions& options) {
       call.algorithm = choice.algorithm;
       row.why = choice.reason;
     }
+    const coll::Schedule schedule = coll::Schedule::make(call);
     sim::CollectiveTiming timing =
-        sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine);
+        scenario.engine.type == "flow"
+            ? sim::flow::simulate_flow(topology, router, schedule, flow_engine)
+            : sim::simulate_analytic(topology, router, schedule, engine);
     progress.end();
     if (!timing.complete || progress.deadline_passed()) {
       stopped_at = format_bytes(bytes);

@@ -102,14 +102,12 @@ EngineSpec parse_engine(const JsonValue& section) {
   EngineSpec engine;
   JsonObject object = section.object();
   const JsonValue type = object.required("type");
-  if (type.raw() == "flow")
-    type.fail("the " + type.raw().get<std::string>() +
-              " engine is not part of this version of ddlsim yet; use \"analytic\" or \"packet\"");
-  engine.type = type.choice(std::vector<std::string>{"analytic", "packet"});
+  engine.type = type.choice(std::vector<std::string>{"analytic", "flow", "packet"});
   if (auto v = object.optional("per_step_overhead_ns"))
     engine.per_step_overhead = ns_to_ps(v->number(0, 1e9));
   if (auto v = object.optional("reduce_bandwidth_gbps"))
     engine.reduce_bytes_per_second = gbps_to_bytes_per_second(v->positive_number(1e6));
+  if (engine.type == "flow") engine.flow = sim::flow::parse_flow_engine(object);
   if (engine.type == "packet") engine.packet = sim::packet::parse_packet_engine_spec(object);
   object.finish();
   return engine;

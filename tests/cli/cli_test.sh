@@ -57,6 +57,17 @@ check "run --trace writes a Chrome trace" bash -c \
   "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
 check "auto explains its choice" bash -c "'$ddlsim' run '$scenarios/dgx-a100.json' --algorithm auto | grep -q 'auto chose'"
 
+# The flow engine (SimGrid in a child process per size): same seed, same bytes; SimGrid says
+# nothing on stdout; a trace comes back from the child.
+flow="$scenarios/examples/flow-leaf-spine-lv08.json"
+check "flow: run writes a JSON report" "$ddlsim" run "$flow" --json "$work/fa.json"
+check "flow: run again writes the same bytes" "$ddlsim" run "$flow" --json "$work/fb.json"
+check "flow: the two reports are byte-identical" cmp "$work/fa.json" "$work/fb.json"
+check "flow: stdout holds only the report" bash -c \
+  "'$ddlsim' run '$flow' 2>/dev/null | grep -v '^#' | grep -Evq '^ +[0-9]+ +[0-9]+ +fp32' && exit 1 || exit 0"
+check "flow: run --trace writes a Chrome trace" bash -c \
+  "'$ddlsim' run '$flow' --trace '$work/ft.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/ft.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
+
 check "--max-wall-seconds stops cleanly with exit 4" expect_error 4 "stopped at --max-wall-seconds" \
   run "$scenarios/examples/fat-tree-k16-dgx-h100.json" --max-wall-seconds 0.05
 

@@ -1,0 +1,124 @@
+// Times one all-reduce on a k=32 fat tree with the flow engine (SimGrid) and, next to it, the
+// analytic engine, and prints wall seconds (SimGrid's startup and platform creation included),
+// peak RSS and simulated time of each. The flow simulation runs in its own child process (see
+// sim/flow), so its peak RSS is the child's own; the analytic figures are this process's.
+// scripts/bench runs the table.
+//
+//   bench_flow_scale ALGORITHM RANKS [BYTES] [lv08|cm02] [MAX_WALL_SECONDS]
+//   e.g. bench_flow_scale hierarchical 16384 268435456 lv08 600
+//
+// With MAX_WALL_SECONDS the flow run stops there and prints how far it got.
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/flow/flow_engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "ddlsim/topologies/presets.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace ddlsim;
+
+namespace {
+
+double peak_rss_mib(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is KiB on Linux
+}
+
+// CPU seconds (user + system) of this process or of its waited-for children: on a shared
+// machine wall time also counts other people's work.
+double cpu_seconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s ALGORITHM RANKS [BYTES] [lv08|cm02] [MAX_WALL_SECONDS]\n",
+                 argv[0]);
+    return 2;
+  }
+  const std::string algorithm = argv[1];
+  const int ranks = std::atoi(argv[2]);
+  const std::uint64_t bytes = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 256ull << 20;
+  const std::string model = argc > 4 ? argv[4] : "lv08";
+  const double max_wall = argc > 5 ? std::atof(argv[5]) : 0;
+  if (ranks < 8 || ranks % 8 != 0 || (model != "lv08" && model != "cm02")) {
+    std::fprintf(stderr, "RANKS must be a multiple of 8 and the model lv08 or cm02\n");
+    return 2;
+  }
+  try {
+    // The cluster of bench_analytic_scale: nodes of 8 A100 with 4 NICs, so that 16,384 GPUs
+    // fill the 8,192 ports of a k=32 fat tree of 200 Gb/s.
+    topo::ClusterSpec spec;
+    topo::NodeSpec node = *topo::find_node_preset("dgx-a100");
+    node.nics = 4;
+    spec.node_groups.push_back({node, ranks / 8});
+    spec.fabric.type = topo::FabricType::fat_tree;
+    spec.fabric.k = 32;
+    spec.fabric.link_bytes_per_second = gbps_to_bytes_per_second(200);
+    spec.fabric.link_latency = ns_to_ps(500);
+    const topo::Topology topology = topo::build_topology(spec);
+
+    coll::CollectiveCall call;
+    call.op = coll::Op::all_reduce;
+    call.ranks = ranks;
+    call.bytes = bytes;
+    call.algorithm = algorithm;
+    for (int r = 0; r < ranks; ++r) call.node_of_rank.push_back(r / 8);
+    if (algorithm == "blueconnect" || algorithm == "torus2d")
+      call.params.group_sizes = {8, ranks / 8};
+
+    // Flow first, so that the child it forks does not inherit the analytic run's memory.
+    sim::flow::FlowOptions options;
+    options.model.network_model =
+        model == "cm02" ? sim::flow::NetworkModel::cm02 : sim::flow::NetworkModel::lv08;
+    const auto flow_start = std::chrono::steady_clock::now();
+    if (max_wall > 0)
+      options.progress = [&](Picoseconds, std::uint64_t) {
+        return seconds_since(flow_start) < max_wall;
+      };
+    topo::Router flow_router(topology);
+    const sim::CollectiveTiming flow =
+        sim::flow::simulate_flow(topology, flow_router, coll::Schedule::make(call), options);
+    const double flow_wall = seconds_since(flow_start);
+    const double flow_rss = peak_rss_mib(RUSAGE_CHILDREN);
+    const double flow_cpu = cpu_seconds(RUSAGE_CHILDREN);
+
+    const auto analytic_start = std::chrono::steady_clock::now();
+    const double analytic_cpu_start = cpu_seconds(RUSAGE_SELF);
+    topo::Router router(topology);
+    const sim::CollectiveTiming analytic = sim::simulate_analytic(
+        topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
+    const double analytic_wall = seconds_since(analytic_start);
+    const double analytic_cpu = cpu_seconds(RUSAGE_SELF) - analytic_cpu_start;
+
+    std::printf("%-13s ranks %6d  flow %s: steps %11llu  wall %7.2f s  cpu %7.2f s  peak RSS "
+                "%7.1f MiB  simulated %8.3f ms%s | analytic: wall %6.2f s  cpu %6.2f s  peak RSS "
+                "%6.1f MiB  simulated %8.3f ms\n",
+                algorithm.c_str(), ranks, model.c_str(),
+                static_cast<unsigned long long>(flow.steps), flow_wall, flow_cpu, flow_rss,
+                ps_to_seconds(flow.time) * 1e3,
+                flow.complete ? "" : " (stopped: time reached so far)", analytic_wall, analytic_cpu,
+                peak_rss_mib(RUSAGE_SELF), ps_to_seconds(analytic.time) * 1e3);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

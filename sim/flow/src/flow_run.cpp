@@ -1,0 +1,470 @@
+#include "flow_run.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
+#include "platform.hpp"
+
+#include <simgrid/s4u/Activity.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+namespace ddlsim::sim::flow {
+namespace {
+
+namespace sg = simgrid::s4u;
+using coll::Step;
+using coll::StepKind;
+
+Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
+  return static_cast<Picoseconds>(
+      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+}
+
+// The traffic of one (sender, receiver, channel): its mailbox, where the k-th send meets the
+// k-th receive (rule 2 of step.hpp: SimGrid matches a mailbox first-in first-out), and what the
+// receiver's posted receives are, so that a sender whose bytes went to a recv_reduce knows its
+// send completes only once that reduction is done (rule 3).
+struct Channel {
+  sg::Mailbox* mailbox = nullptr;
+  std::uint64_t sends = 0; // sends posted so far (the sender's sequence numbers)
+  std::uint64_t first = 0; // sequence number of receives.front()
+  struct PostedReceive {
+    std::uint64_t bytes = 0;
+    bool reduce = false;
+    bool consumed = false; // its sender has looked at it
+    bool released = false; // its flow has left its links (Platform::flow_finished)
+  };
+  std::deque<PostedReceive> receives;
+};
+
+// What the engine keeps of a step: its timing-relevant fields.
+struct Slot {
+  std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
+  Picoseconds start = 0;
+  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
+  std::int32_t peer = -1;
+  StepKind kind = StepKind::send;
+  std::uint8_t dep_count = 0;
+  bool done = false;
+  std::uint16_t wait_channel = coll::kNoWait; // rule 1's cross-program wait
+  std::uint32_t wait_step = 0;
+
+  static Slot of(const Step& step) {
+    const std::uint64_t bytes = step.kind == StepKind::compute
+                                    ? static_cast<std::uint64_t>(std::llround(step.param))
+                                    : step.bytes;
+    return Slot{bytes,          0,     step.deps,         step.peer,     step.kind,
+                step.dep_count, false, step.wait_channel, step.wait_step};
+  }
+};
+
+// What an in-flight activity of a program is doing for which step.
+enum class Phase : std::uint8_t {
+  local,              // a local step's execution
+  send,               // a send's bytes on the wire
+  send_awaits_reduce, // a send whose bytes arrived, waiting out the receiver's reduction
+  receive,            // a receive's bytes on the wire
+  reduce,             // a recv_reduce reducing what arrived
+  wake,               // the program waits for a step of another channel (Step::wait_channel)
+};
+struct InFlight {
+  std::uint32_t index;
+  Phase phase;
+  Channel* channel;
+  std::uint64_t sequence; // send or receive: which one of its channel
+};
+
+class FlowRun;
+
+// One (rank, channel) program, run by its actor: it issues steps in order as their
+// dependencies complete (rule 1 of step.hpp) and waits for whichever of its activities ends
+// first, so that every completion is handled at the simulated time it happens.
+class Program {
+public:
+  Program(FlowRun& run, int rank, int channel, coll::StepStream stream)
+      : run_(run), stream_(std::move(stream)), rank_(rank), channel_(channel) {}
+  void operator()();
+  bool finished() const { return exhausted_ && window_.empty(); }
+  bool step_done(std::uint32_t index) const {
+    return index < base_ || (index - base_ < window_.size() && window_[index - base_].done);
+  }
+  // Program `waiter` of this rank waits for step `index` of this program.
+  void add_waiter(Program* waiter, std::uint32_t index) { waiters_.emplace_back(waiter, index); }
+  std::string describe_stuck() const;
+
+private:
+  void issue_ready();
+  bool wait_done(const Slot& step);
+  void wake_waiters();
+  void begin(Slot& step, std::uint32_t index);
+  void on_completed(std::size_t position);
+  void complete(std::uint32_t index);
+  void track(sg::ActivityPtr activity, InFlight what) {
+    activities_.push_back(std::move(activity));
+    in_flight_.push_back(what);
+  }
+  // Starts an execution of `work` picoseconds on this program's host, or completes the step now
+  // when there is no work.
+  void execute(Picoseconds work, InFlight what);
+  // The flow of `receive` ended: whichever of its two programs sees it first takes it off its
+  // links (both see it at the same simulated instant).
+  void release(Channel::PostedReceive& receive, int sender, int receiver);
+  Channel& channel_to(std::int32_t peer);
+  Channel& channel_from(std::int32_t peer);
+
+  FlowRun& run_;
+  coll::StepStream stream_;
+  std::deque<Slot> window_; // window_[i] is step base_ + i
+  std::uint32_t base_ = 0;
+  std::uint32_t next_start_ = 0;
+  bool exhausted_ = false;
+  int rank_;
+  int channel_;
+  std::vector<sg::ActivityPtr> activities_;
+  std::vector<InFlight> in_flight_; // in_flight_[i] describes activities_[i]
+  std::int32_t send_peer_ = -1, receive_peer_ = -1;
+  Channel* send_channel_ = nullptr;
+  Channel* receive_channel_ = nullptr;
+  void* received_ = nullptr; // where SimGrid writes the (meaningless) payload pointer
+  // Cross-program waits: programs of this rank waiting for a step of this one, and this
+  // program's own wake-up mailbox. A wake-up is a message of 0 bytes between two hosts of the
+  // same GPU, whose route is empty: it arrives at the instant it is sent.
+  std::vector<std::pair<Program*, std::uint32_t>> waiters_;
+  sg::Mailbox* wake_mailbox_ = nullptr;
+  bool waiting_ = false; // a wake-up receive is posted
+};
+
+class FlowRun {
+public:
+  FlowRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
+          const FlowOptions& options, const ReportNow& report_now)
+      : options_(options), report_now_(report_now) {
+    const int ranks = schedule.ranks();
+    if (static_cast<std::size_t>(ranks) > topology.gpus().size())
+      throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
+                                       std::to_string(topology.gpus().size()) + " GPUs");
+    channels_ = schedule.channels();
+    rates_.reserve(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      const topo::Vertex& gpu = topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]);
+      GpuRates rates = gpu_rates(topology.node(gpu.node).gpu_model);
+      if (options.reduce_bytes_per_second > 0)
+        rates.reduce_bytes_per_second = options.reduce_bytes_per_second;
+      if (options.copy_bytes_per_second > 0)
+        rates.copy_bytes_per_second = options.copy_bytes_per_second;
+      rates_.push_back(rates);
+    }
+    const std::size_t programs =
+        static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels_);
+    start_simgrid(options.model, programs);
+    platform_ = std::make_unique<Platform>(topology, router, ranks, channels_, options.seed,
+                                           options.per_step_overhead);
+    programs_.reserve(programs);
+    for (int r = 0; r < ranks; ++r)
+      for (int c = 0; c < channels_; ++c) {
+        programs_.push_back(std::make_unique<Program>(*this, r, c, schedule.program(r, c)));
+        Program* program = programs_.back().get();
+        sg::Actor::create("rank" + std::to_string(r) + "#" + std::to_string(c),
+                          platform_->host(r, c), [program] { (*program)(); });
+      }
+  }
+
+  CollectiveTiming run() {
+    Platform::run();
+    if (!platform_->routing_error().empty())
+      throw InputError("topology", platform_->routing_error());
+    if (!error_.empty()) throw std::logic_error(error_);
+    for (const auto& program : programs_)
+      if (!program->finished()) throw std::logic_error(program->describe_stuck());
+    return timing();
+  }
+
+  // --- for the programs ---
+  const FlowOptions& options() const { return options_; }
+  const GpuRates& rates(int rank) const { return rates_[static_cast<std::size_t>(rank)]; }
+  CollectiveTiming& result() { return result_; }
+  Platform& platform() { return *platform_; }
+  Program* program(int rank, int channel) {
+    return programs_[static_cast<std::size_t>(rank * channels_ + channel)].get();
+  }
+  int channels() const { return channels_; }
+  Channel& channel(int sender, int receiver, int channel) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(sender) << 40) ^
+                              (static_cast<std::uint64_t>(receiver) << 16) ^
+                              static_cast<std::uint64_t>(channel);
+    Channel& found = channels_by_key_[key];
+    if (!found.mailbox)
+      found.mailbox = sg::Mailbox::by_name(std::to_string(sender) + ">" + std::to_string(receiver) +
+                                           "#" + std::to_string(channel));
+    return found;
+  }
+  // A step completed now; false once the run must stop.
+  void step_completed(Picoseconds now) {
+    last_completion_ = std::max(last_completion_, now);
+    if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
+        !options_.progress(now, steps_done_)) {
+      result_.complete = false;
+      report_now_(timing());
+    }
+  }
+  // A program failed (a bug): every program stops at its next step and the run ends.
+  void fail(const std::string& what) {
+    if (error_.empty()) error_ = what;
+  }
+  bool stopped() const { return !error_.empty(); }
+
+private:
+  CollectiveTiming timing() {
+    result_.time = last_completion_;
+    result_.peak_flows_per_link = platform_->peak_flows_per_link();
+    return std::move(result_);
+  }
+
+  const FlowOptions& options_;
+  const ReportNow& report_now_;
+  int channels_ = 1;
+  std::vector<GpuRates> rates_;
+  std::unique_ptr<Platform> platform_;
+  std::vector<std::unique_ptr<Program>> programs_;
+  std::unordered_map<std::uint64_t, Channel> channels_by_key_;
+  CollectiveTiming result_;
+  Picoseconds last_completion_ = 0;
+  std::uint64_t steps_done_ = 0;
+  std::string error_;
+};
+
+void Program::operator()() {
+  try {
+    while (!run_.stopped()) {
+      issue_ready();
+      if (activities_.empty() || run_.stopped()) break; // finished, or stuck (found afterwards)
+      on_completed(static_cast<std::size_t>(sg::Activity::wait_any(activities_)));
+      // Everything else that ended at this instant is handled before new steps start, so that
+      // a flow that ended is off its links before the next one is routed.
+      while (!activities_.empty()) {
+        const ssize_t also = sg::Activity::test_any(activities_);
+        if (also < 0) break;
+        on_completed(static_cast<std::size_t>(also));
+      }
+    }
+  } catch (const std::exception& error) {
+    run_.fail(error.what());
+  }
+}
+
+void Program::release(Channel::PostedReceive& receive, int sender, int receiver) {
+  if (receive.released) return;
+  receive.released = true;
+  run_.platform().flow_finished(sender, receiver, channel_);
+}
+
+Channel& Program::channel_to(std::int32_t peer) {
+  if (peer != send_peer_) {
+    send_channel_ = &run_.channel(rank_, peer, channel_);
+    send_peer_ = peer;
+  }
+  return *send_channel_;
+}
+Channel& Program::channel_from(std::int32_t peer) {
+  if (peer != receive_peer_) {
+    receive_channel_ = &run_.channel(peer, rank_, channel_);
+    receive_peer_ = peer;
+  }
+  return *receive_channel_;
+}
+
+void Program::issue_ready() {
+  while (!run_.stopped()) {
+    const std::uint32_t index = next_start_;
+    while (base_ + window_.size() <= index) {
+      Step step;
+      if (!stream_.next(step)) {
+        exhausted_ = true;
+        return;
+      }
+      window_.push_back(Slot::of(step));
+      ++run_.result().steps;
+    }
+    Slot& next = window_[index - base_];
+    for (std::uint8_t d = 0; d < next.dep_count; ++d) {
+      const std::uint32_t dep = next.deps[d];
+      if (dep >= base_ && !window_[dep - base_].done) return;
+    }
+    if (next.wait_channel != coll::kNoWait && !wait_done(next)) return;
+    next.start = Platform::now();
+    ++next_start_;
+    begin(next, index);
+  }
+}
+
+bool Program::wait_done(const Slot& step) {
+  if (step.wait_channel >= run_.channels())
+    throw std::logic_error("rank " + std::to_string(rank_) + " channel " +
+                           std::to_string(channel_) + " waits for channel " +
+                           std::to_string(step.wait_channel) + " of a schedule with " +
+                           std::to_string(run_.channels()) + " channels");
+  Program* awaited = run_.program(rank_, step.wait_channel);
+  if (awaited->step_done(step.wait_step)) return true;
+  if (!waiting_) {
+    waiting_ = true;
+    awaited->add_waiter(this, step.wait_step);
+    if (!wake_mailbox_)
+      wake_mailbox_ =
+          sg::Mailbox::by_name("wake " + std::to_string(rank_) + "#" + std::to_string(channel_));
+    track(wake_mailbox_->get_async<void>(&received_), InFlight{0, Phase::wake, nullptr, 0});
+  }
+  return false;
+}
+
+void Program::wake_waiters() {
+  for (std::size_t i = 0; i < waiters_.size();) {
+    auto [waiter, index] = waiters_[i];
+    if (!step_done(index)) {
+      ++i;
+      continue;
+    }
+    waiters_[i] = waiters_.back();
+    waiters_.pop_back();
+    // Sent from this program's host to the waiter's, both on this GPU: no links, no latency.
+    waiter->wake_mailbox_->put_init(waiter, 0)->detach();
+  }
+}
+
+void Program::begin(Slot& step, std::uint32_t index) {
+  const FlowOptions& options = run_.options();
+  if (step.kind == StepKind::send) {
+    Channel& channel = channel_to(step.peer);
+    CollectiveTiming& result = run_.result();
+    ++result.transfers;
+    result.bytes_sent += step.bytes;
+    // SimGrid refuses a null payload; the address of the channel is as good as any.
+    track(channel.mailbox->put_async(&channel, step.bytes),
+          InFlight{index, Phase::send, &channel, channel.sends++});
+  } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
+    Channel& channel = channel_from(step.peer);
+    const std::uint64_t sequence = channel.first + channel.receives.size();
+    channel.receives.push_back(
+        Channel::PostedReceive{step.bytes, step.kind == StepKind::recv_reduce, false, false});
+    track(channel.mailbox->get_async<void>(&received_),
+          InFlight{index, Phase::receive, &channel, sequence});
+  } else if (step.kind == StepKind::compute) {
+    // A modelled duration: no per-step overhead on top (the workload model includes it).
+    execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
+  } else {
+    const GpuRates& rates = run_.rates(rank_);
+    double rate = rates.codec_bytes_per_second;
+    if (step.kind == StepKind::reduce)
+      rate = rates.reduce_bytes_per_second;
+    else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
+      rate = rates.copy_bytes_per_second;
+    execute(options.per_step_overhead + duration(step.bytes, rate),
+            InFlight{index, Phase::local, nullptr, 0});
+  }
+}
+
+void Program::execute(Picoseconds work, InFlight what) {
+  if (work <= 0) {
+    complete(what.index);
+    return;
+  }
+  track(sg::this_actor::exec_init(static_cast<double>(work))->start(), what);
+}
+
+void Program::on_completed(std::size_t position) {
+  const InFlight what = in_flight_[position];
+  activities_[position] = std::move(activities_.back());
+  activities_.pop_back();
+  in_flight_[position] = in_flight_.back();
+  in_flight_.pop_back();
+  switch (what.phase) {
+  case Phase::send: {
+    const Slot& step = window_[what.index - base_];
+    // The matching receive was posted before the bytes could move, so it is known by now.
+    Channel& channel = *what.channel;
+    Channel::PostedReceive& receive = channel.receives[what.sequence - channel.first];
+    release(receive, rank_, step.peer);
+    receive.consumed = true;
+    const bool reduce = receive.reduce;
+    const std::uint64_t bytes = receive.bytes;
+    while (!channel.receives.empty() && channel.receives.front().consumed) {
+      channel.receives.pop_front();
+      ++channel.first;
+    }
+    if (reduce) {
+      // The receiver reduces from now on; this send completes when that reduction does.
+      execute(duration(bytes, run_.rates(step.peer).reduce_bytes_per_second),
+              InFlight{what.index, Phase::send_awaits_reduce, nullptr, 0});
+    } else {
+      complete(what.index);
+    }
+    break;
+  }
+  case Phase::receive: {
+    const Slot& step = window_[what.index - base_];
+    Channel& channel = *what.channel;
+    if (what.sequence >= channel.first)
+      release(channel.receives[what.sequence - channel.first], step.peer, rank_);
+    if (step.kind == StepKind::recv_reduce)
+      execute(duration(step.bytes, run_.rates(rank_).reduce_bytes_per_second),
+              InFlight{what.index, Phase::reduce, nullptr, 0});
+    else
+      complete(what.index);
+    break;
+  }
+  case Phase::wake:
+    waiting_ = false; // issue_ready looks again
+    break;
+  case Phase::local:
+  case Phase::send_awaits_reduce:
+  case Phase::reduce:
+    complete(what.index);
+    break;
+  }
+}
+
+void Program::complete(std::uint32_t index) {
+  Slot& done = window_[index - base_];
+  done.done = true;
+  const Picoseconds now = Platform::now();
+  if (run_.options().record_steps)
+    run_.result().steps_recorded.push_back(
+        StepRecord{rank_, static_cast<std::uint16_t>(channel_), done.kind, done.peer,
+                   done.kind == StepKind::compute ? 0 : done.bytes, done.start, now});
+  while (!window_.empty() && window_.front().done) {
+    window_.pop_front();
+    ++base_;
+  }
+  if (!waiters_.empty()) wake_waiters();
+  run_.step_completed(now);
+}
+
+std::string Program::describe_stuck() const {
+  std::string what = "schedule deadlocked: rank " + std::to_string(rank_) + " channel " +
+                     std::to_string(channel_) + " cannot finish step " +
+                     std::to_string(next_start_);
+  if (next_start_ >= base_ && next_start_ - base_ < window_.size()) {
+    const Slot& step = window_[next_start_ - base_];
+    what +=
+        " (" + std::string(coll::to_string(step.kind)) + " peer " + std::to_string(step.peer) + ")";
+  }
+  return what;
+}
+
+} // namespace
+
+CollectiveTiming run_flow_in_this_process(const topo::Topology& topology, topo::Router& router,
+                                          const coll::Schedule& schedule,
+                                          const FlowOptions& options, const ReportNow& report_now) {
+  return FlowRun(topology, router, schedule, options, report_now).run();
+}
+
+} // namespace ddlsim::sim::flow
