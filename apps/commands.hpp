@@ -27,5 +27,6 @@ void add_schedule_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_guide_command(CLI::App& app);
 
 } // namespace ddlsim::cli

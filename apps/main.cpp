@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   ddlsim::cli::add_validate_command(app);
   ddlsim::cli::add_real_command(app);
   ddlsim::cli::add_plan_command(app);
+  ddlsim::cli::add_guide_command(app);
 
   try {
     app.parse(argc, argv);

@@ -41,20 +41,21 @@ double ring_latency(const ClusterFigures& cluster, int gpus) {
 }
 
 std::string allreduce_formula(const ClusterFigures& cluster, GuideAlgorithm algorithm, int gpus,
-                              double bytes) {
+                              double bytes, int k) {
   const int g = std::min(gpus, cluster.gpus_per_node), n = nodes_of(cluster, gpus);
+  const std::string result = ms(allreduce_seconds(cluster, algorithm, gpus, bytes, k));
   if (algorithm == GuideAlgorithm::ring || n == 1) {
     const double b = ring_bottleneck(cluster, gpus), a = ring_latency(cluster, gpus);
-    return "T_ar = 2(p-1)·(a + M/(p·B)) = 2·" + std::to_string(gpus - 1) + "·(" + us(a) + " + " +
-           mb(bytes) + "/(" + std::to_string(gpus) + "·" + gbps(b) +
-           ")) = " + ms(allreduce_seconds(cluster, algorithm, gpus, bytes));
+    return "T_ar = 2(p-1)·(k·a + M/(p·B)) = 2·" + std::to_string(gpus - 1) + "·(" +
+           std::to_string(k) + "·" + us(a) + " + " + mb(bytes) + "/(" + std::to_string(gpus) + "·" +
+           gbps(b) + ")) = " + result;
   }
-  return "T_ar = 2(g-1)·a_i + 2M/B_intra + 2(N-1)·(a + M/(N·B_nic)) = 2·" + std::to_string(g - 1) +
-         "·" + us(cluster.intra_latency_seconds) + " + 2·" + mb(bytes) + "/" +
-         gbps(cluster.intra_bytes_per_second) + " + 2·" + std::to_string(n - 1) + "·(" +
-         us(cluster.fabric_latency_seconds) + " + " + mb(bytes) + "/(" + std::to_string(n) + "·" +
-         gbps(cluster.nic_bytes_per_second) +
-         ")) = " + ms(allreduce_seconds(cluster, algorithm, gpus, bytes));
+  return "T_ar = k·(2(g-1)·a_i + 2(N-1)·a) + 2M/B_intra + 2(N-1)·M/(N·B_nic) = " +
+         std::to_string(k) + "·(2·" + std::to_string(g - 1) + "·" +
+         us(cluster.intra_latency_seconds) + " + 2·" + std::to_string(n - 1) + "·" +
+         us(cluster.fabric_latency_seconds) + ") + 2·" + mb(bytes) + "/" +
+         gbps(cluster.intra_bytes_per_second) + " + 2·" + std::to_string(n - 1) + "·" + mb(bytes) +
+         "/(" + std::to_string(n) + "·" + gbps(cluster.nic_bytes_per_second) + ") = " + result;
 }
 
 double iteration_seconds(const ComputeFigures& c, double allreduce, bool overlap) {
@@ -67,9 +68,10 @@ std::string iteration_formula(bool overlap) {
 }
 
 std::string compute_line(const ComputeFigures& c) {
-  return "T_f = " + ms(c.forward_seconds) + ", T_b = " + ms(c.backward_seconds) +
-         ", T_o = " + ms(c.optimizer_seconds) + " (batch " + std::to_string(c.batch) +
-         "/GPU), T_c = " + ms(c.compute_seconds()) + ", M = " + mb(c.gradient_bytes);
+  return "k = " + std::to_string(c.collectives) + " all-reduces, T_f = " + ms(c.forward_seconds) +
+         ", T_b = " + ms(c.backward_seconds) + ", T_o = " + ms(c.optimizer_seconds) + " (batch " +
+         std::to_string(c.batch) + "/GPU), T_c = " + ms(c.compute_seconds()) +
+         ", M = " + mb(c.gradient_bytes);
 }
 
 // The all-reduce time the efficiency target leaves: T_ar <= A (with overlap, A also bounds
@@ -86,23 +88,24 @@ std::string to_string(GuideAlgorithm algorithm) {
 }
 
 double allreduce_seconds(const ClusterFigures& cluster, GuideAlgorithm algorithm, int gpus,
-                         double bytes) {
+                         double bytes, int collectives) {
   if (gpus <= 1) return 0;
-  const int n = nodes_of(cluster, gpus);
+  const int n = nodes_of(cluster, gpus), k = std::max(1, collectives);
   if (algorithm == GuideAlgorithm::ring || n == 1) {
     const double b = ring_bottleneck(cluster, gpus), a = ring_latency(cluster, gpus);
-    return 2.0 * (gpus - 1) * (a + bytes / (gpus * b));
+    return 2.0 * (gpus - 1) * (k * a + bytes / (gpus * b));
   }
   const int g = std::min(gpus, cluster.gpus_per_node);
-  return 2.0 * (g - 1) * cluster.intra_latency_seconds +
+  return k * (2.0 * (g - 1) * cluster.intra_latency_seconds +
+              2.0 * (n - 1) * cluster.fabric_latency_seconds) +
          2 * bytes / cluster.intra_bytes_per_second +
-         2.0 * (n - 1) *
-             (cluster.fabric_latency_seconds + bytes / (n * cluster.nic_bytes_per_second));
+         2.0 * (n - 1) * bytes / (n * cluster.nic_bytes_per_second);
 }
 
 double efficiency(const ComputeFigures& compute, const ClusterFigures& cluster,
                   GuideAlgorithm algorithm, bool overlap, int gpus) {
-  const double allreduce = allreduce_seconds(cluster, algorithm, gpus, compute.gradient_bytes);
+  const double allreduce =
+      allreduce_seconds(cluster, algorithm, gpus, compute.gradient_bytes, compute.collectives);
   return compute.compute_seconds() / iteration_seconds(compute, allreduce, overlap);
 }
 
@@ -125,21 +128,24 @@ Answer max_gpus(const ComputeFigures& compute, const ClusterFigures& cluster,
     const double e = efficiency(compute, cluster, algorithm, overlap, g);
     a.answer = "none: one node of " + std::to_string(g) + " GPUs already has E = " + num(e) +
                " < " + num(target);
-    a.derivation.push_back("at p = " + std::to_string(g) + ": " +
-                           allreduce_formula(cluster, algorithm, g, compute.gradient_bytes) +
-                           ", E = " + num(e));
+    a.derivation.push_back(
+        "at p = " + std::to_string(g) + ": " +
+        allreduce_formula(cluster, algorithm, g, compute.gradient_bytes, compute.collectives) +
+        ", E = " + num(e));
     return a;
   }
   a.value = best;
   const double e = efficiency(compute, cluster, algorithm, overlap, best);
   a.answer = std::to_string(best) + " GPUs (" + std::to_string(best / g) + " nodes), E = " + num(e);
-  a.derivation.push_back("at p = " + std::to_string(best) + ": " +
-                         allreduce_formula(cluster, algorithm, best, compute.gradient_bytes) +
-                         ", E = " + num(e));
+  a.derivation.push_back(
+      "at p = " + std::to_string(best) + ": " +
+      allreduce_formula(cluster, algorithm, best, compute.gradient_bytes, compute.collectives) +
+      ", E = " + num(e));
   if (best + g <= max_gpus) {
     const double next = efficiency(compute, cluster, algorithm, overlap, best + g);
     a.derivation.push_back("at p = " + std::to_string(best + g) + ": " +
-                           allreduce_formula(cluster, algorithm, best + g, compute.gradient_bytes) +
+                           allreduce_formula(cluster, algorithm, best + g, compute.gradient_bytes,
+                                             compute.collectives) +
                            ", E = " + num(next) + " < " + num(target));
   } else {
     a.answer += " (the search stops at " + std::to_string(max_gpus) + " GPUs)";
@@ -165,14 +171,14 @@ Answer nic_bandwidth_needed(const ComputeFigures& compute, const ClusterFigures&
   const double m = compute.gradient_bytes;
   double needed = 0;
   if (algorithm == GuideAlgorithm::ring) {
-    // 2(p-1)·(a + M/(p·B)) <= A  <=>  B >= 2(p-1)·M / (p·(A - 2(p-1)·a))
-    const double latency = 2.0 * (gpus - 1) * cluster.fabric_latency_seconds;
-    a.derivation.push_back("ring: B >= 2(p-1)·M / (p·(A - 2(p-1)·a)) = 2·" +
+    // 2(p-1)·(k·a + M/(p·B)) <= A  <=>  B >= 2(p-1)·M / (p·(A - 2(p-1)·k·a))
+    const double latency = 2.0 * (gpus - 1) * compute.collectives * cluster.fabric_latency_seconds;
+    a.derivation.push_back("ring: B >= 2(p-1)·M / (p·(A - 2(p-1)·k·a)) = 2·" +
                            std::to_string(gpus - 1) + "·" + mb(m) + " / (" + std::to_string(gpus) +
                            "·(" + ms(allowed) + " - " + ms(latency) + "))");
     if (allowed <= latency) {
       a.possible = false;
-      a.answer = "none: the ring's latency alone, 2(p-1)·a = " + ms(latency) +
+      a.answer = "none: the ring's latency alone, 2(p-1)·k·a = " + ms(latency) +
                  ", exceeds the allowed " + ms(allowed) + "; use a hierarchical all-reduce";
       return a;
     }
@@ -187,11 +193,11 @@ Answer nic_bandwidth_needed(const ComputeFigures& compute, const ClusterFigures&
   } else {
     // 2(g-1)·a_i + 2M/B_i + 2(N-1)·(a + M/(N·B)) <= A
     const int g = cluster.gpus_per_node;
-    const double fixed = 2.0 * (g - 1) * cluster.intra_latency_seconds +
-                         2 * m / cluster.intra_bytes_per_second +
-                         2.0 * (n - 1) * cluster.fabric_latency_seconds;
-    a.derivation.push_back("hierarchical: B >= 2(N-1)·M / (N·(A - 2(g-1)·a_i - 2M/B_intra - "
-                           "2(N-1)·a)) = 2·" +
+    const double fixed = compute.collectives * (2.0 * (g - 1) * cluster.intra_latency_seconds +
+                                                2.0 * (n - 1) * cluster.fabric_latency_seconds) +
+                         2 * m / cluster.intra_bytes_per_second;
+    a.derivation.push_back("hierarchical: B >= 2(N-1)·M / (N·(A - k·(2(g-1)·a_i + 2(N-1)·a) - "
+                           "2M/B_intra)) = 2·" +
                            std::to_string(n - 1) + "·" + mb(m) + " / (" + std::to_string(n) + "·(" +
                            ms(allowed) + " - " + ms(fixed) + "))");
     if (allowed <= fixed) {
@@ -249,9 +255,11 @@ Answer smallest_hiding_batch(const std::function<ComputeFigures(int)>& compute_a
   a.question = "the smallest per-GPU batch whose backward pass hides the all-reduce on " +
                std::to_string(gpus) + " GPUs";
   const ComputeFigures one = compute_at(1);
-  const double allreduce = allreduce_seconds(cluster, algorithm, gpus, one.gradient_bytes);
-  a.derivation.push_back(allreduce_formula(cluster, algorithm, gpus, one.gradient_bytes) +
-                         " (independent of the batch)");
+  const double allreduce =
+      allreduce_seconds(cluster, algorithm, gpus, one.gradient_bytes, one.collectives);
+  a.derivation.push_back(
+      allreduce_formula(cluster, algorithm, gpus, one.gradient_bytes, one.collectives) +
+      " (independent of the batch)");
   a.derivation.push_back("T_b(b) >= T_ar; T_b(1) = " + ms(one.backward_seconds));
   for (int b = 1; b <= max_batch; ++b) {
     const ComputeFigures c = compute_at(b);

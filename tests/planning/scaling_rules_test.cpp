@@ -42,6 +42,13 @@ TEST_CASE("guide rules: ring all-reduce time is the closed form") {
   CHECK(allreduce_seconds(c, GuideAlgorithm::ring, 8, m) ==
         Approx(2.0 * 7 * (2e-6 + m / (8 * 150e9))));
   CHECK(allreduce_seconds(c, GuideAlgorithm::ring, 1, m) == 0);
+  // Every one of k buckets pays the latency terms; the bandwidth term is paid once.
+  CHECK(allreduce_seconds(c, GuideAlgorithm::ring, 32, m, 3) -
+            allreduce_seconds(c, GuideAlgorithm::ring, 32, m, 1) ==
+        Approx(2.0 * 31 * 2 * 10e-6));
+  CHECK(allreduce_seconds(c, GuideAlgorithm::hierarchical, 64, m, 4) -
+            allreduce_seconds(c, GuideAlgorithm::hierarchical, 64, m, 1) ==
+        Approx(3 * (2.0 * 7 * 2e-6 + 2.0 * 7 * 10e-6)));
   // Hierarchical moves 2M/N over each NIC instead of 2M(p-1)/p: faster across many nodes.
   CHECK(allreduce_seconds(c, GuideAlgorithm::hierarchical, 128, m) <
         allreduce_seconds(c, GuideAlgorithm::ring, 128, m));

@@ -4,12 +4,13 @@
 //
 // Model (per iteration, every GPU the same):
 //   compute  T_c = T_f + T_b + T_o            forward, backward, optimizer at batch b per GPU
-//   all-reduce of M gradient bytes on p = N nodes x g GPUs, bottleneck bandwidth B:
-//     ring (flat, node-major):  T_ar = 2(p-1)·(a + M/(p·B)),  B = min(B_nic, B_intra),
+//   all-reduce of M gradient bytes in k collectives (DDP buckets, fusion groups) on
+//   p = N nodes x g GPUs, bottleneck bandwidth B; every collective pays the latency terms:
+//     ring (flat, node-major):  T_ar = 2(p-1)·(k·a + M/(p·B)),  B = min(B_nic, B_intra),
 //                               a = the fabric latency when N > 1 (every step waits for the
 //                               slowest hop, one of which crosses the fabric)
-//     hierarchical (Jia et al.): T_ar = 2(g-1)·a_i + 2M/B_intra            (reduce + broadcast
-//                                        + 2(N-1)·(a + M/(N·B_nic))         in the node, ring
+//     hierarchical (Jia et al.): T_ar = k·(2(g-1)·a_i + 2(N-1)·a)          (reduce + broadcast
+//                                        + 2M/B_intra + 2(N-1)·M/(N·B_nic)  in the node, ring
 //                                                                            across leaders)
 //   iteration with overlap (DDP buckets during backward): T = T_f + max(T_b, T_ar) + T_o, an
 //   upper bound on efficiency (the last bucket can never overlap); without overlap:
@@ -38,6 +39,7 @@ struct ComputeFigures {
   double backward_seconds = 0;
   double optimizer_seconds = 0;
   double gradient_bytes = 0; // all-reduced per iteration
+  int collectives = 1;       // k: all-reduces per iteration (buckets), each paying latency
 
   double compute_seconds() const { return forward_seconds + backward_seconds + optimizer_seconds; }
 };
@@ -56,7 +58,7 @@ struct Answer {
 };
 
 double allreduce_seconds(const ClusterFigures& cluster, GuideAlgorithm algorithm, int gpus,
-                         double bytes);
+                         double bytes, int collectives = 1);
 double efficiency(const ComputeFigures& compute, const ClusterFigures& cluster,
                   GuideAlgorithm algorithm, bool overlap, int gpus);
 
