@@ -232,7 +232,7 @@ void run(const GuideOptions& options) {
       plan::parameter_servers_needed(compute, cluster, overlap, gpus, server_bps, options.target);
   print(servers, 3, out);
   check("with S and S/2 dedicated parameter servers (GPUs of extra nodes)", [&] {
-    const int s = int(servers.value);
+    const int s = servers.possible ? int(servers.value) : std::max(1, gpus / 4);
     too_big(gpus + s);
     auto with = [&](int count) {
       auto settings = at_gpus(gpus);

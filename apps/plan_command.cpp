@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -136,10 +137,15 @@ void run(const PlanOptions& options) {
     if (cache) cache->store(point.scenario.resolved, result.metrics);
     return result;
   };
-  const std::vector<plan::PointResult> results =
-      plan::run_points(mine, evaluate, options.threads, [&](std::size_t done, std::size_t total) {
-        progress.update(done, total, cached);
-      });
+  // The flow engine forks a SimGrid child per simulation; forking from several threads at once
+  // is not safe, so flow points run one at a time.
+  const bool forks =
+      scenario.engine.type == "flow" ||
+      std::any_of(scenario.sweep.begin(), scenario.sweep.end(),
+                  [](const SweepAxis& axis) { return axis.pointer.starts_with("/engine"); });
+  const std::vector<plan::PointResult> results = plan::run_points(
+      mine, evaluate, forks ? 1u : options.threads,
+      [&](std::size_t done, std::size_t total) { progress.update(done, total, cached); });
 
   // Gather on rank 0 as JSON text; every rank's share is complete before any prints.
   Json shared = Json::array();

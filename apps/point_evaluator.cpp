@@ -4,6 +4,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/auto_select.hpp"
+#include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "training_run.hpp"
@@ -62,6 +63,13 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
     options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
     options.seed = engine.seed;
     time = sim::packet::simulate_packet(topology, router, coll::Schedule::make(call), options).time;
+  } else if (scenario.engine.type == "flow") {
+    sim::flow::FlowOptions options;
+    options.model = scenario.engine.flow;
+    options.per_step_overhead = engine.per_step_overhead;
+    options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+    options.seed = engine.seed;
+    time = sim::flow::simulate_flow(topology, router, coll::Schedule::make(call), options).time;
   } else {
     time = sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine).time;
   }

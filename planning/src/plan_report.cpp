@@ -75,7 +75,7 @@ void print_plan(const Plan& plan, std::ostream& out) {
       out << "  failed: " << row.point.error << "\n";
       continue;
     }
-    out << std::setw(7) << m.gpus << std::setw(12) << fixed(row.time_seconds, 6) << std::setw(12)
+    out << std::setw(7) << m.gpus << std::setw(12) << cost_text(row.time_seconds) << std::setw(12)
         << (m.samples_per_second > 0 ? fixed(m.samples_per_second, 1) : "-") << std::setw(7)
         << (m.scaling_efficiency >= 0 ? fixed(m.scaling_efficiency, 3) : "-") << std::setw(12)
         << cost_text(row.cost) << (row.on_front ? "    *    " : "         ");

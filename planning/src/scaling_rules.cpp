@@ -240,6 +240,19 @@ Answer parameter_servers_needed(const ComputeFigures& compute, const ClusterFigu
                            "/(" + gbps(server_bytes_per_second) + "·" + ms(allowed) +
                            ") = " + num(2.0 * gpus * m / (server_bytes_per_second * allowed)));
   }
+  // Whatever S, every worker pushes and pulls all M through its own share of the NIC.
+  const double worker_seconds = 2 * m / worker;
+  const double best =
+      compute.compute_seconds() / iteration_seconds(compute, worker_seconds, overlap);
+  a.derivation.push_back("the workers' own links bound it for any S: 2M/B_w = 2·" + mb(m) + "/" +
+                         gbps(worker) + " = " + ms(worker_seconds) + ", so E <= " + num(best));
+  if (best < target) {
+    a.possible = false;
+    a.answer = "none: with " + gbps(worker) + " per worker, push + pull alone take " +
+               ms(worker_seconds) + " and E stays <= " + num(best) + " < " + num(target) +
+               " whatever the servers; an all-reduce moves less per worker";
+    return a;
+  }
   const int servers = std::max({1, keep_up, for_target});
   a.value = servers;
   a.answer = std::to_string(servers) + " servers" +

@@ -107,12 +107,23 @@ TEST_CASE("guide rules: the NIC bandwidth needed gives exactly the target effici
   CHECK(none.answer.find("latency") != std::string::npos);
 }
 
+TEST_CASE("guide rules: no number of servers helps when the workers' links are the bottleneck") {
+  // 8 GPUs share a 25 Gb/s NIC: each pushes and pulls 102 MB at 3.1 Gb/s, far beyond T_c.
+  const Answer a = parameter_servers_needed(resnet(32), cloud(), true, 64, 25e9 / 8, 0.8);
+  CHECK_FALSE(a.possible);
+  CHECK(a.answer.find("whatever the servers") != std::string::npos);
+}
+
 TEST_CASE("guide rules: parameter servers grow with workers and the efficiency target") {
-  const ClusterFigures c = cloud();
+  ClusterFigures c = cloud();
+  c.gpus_per_node = 1; // one GPU per 25 Gb/s NIC, large batch: servers can keep up
+  c.nic_bytes_per_second = 100e9 / 8;
   const double server = 25e9 / 8;
   const Answer a = parameter_servers_needed(resnet(32), c, true, 64, server, 0.8);
   const Answer more = parameter_servers_needed(resnet(32), c, true, 128, server, 0.8);
   const Answer stricter = parameter_servers_needed(resnet(32), c, true, 64, server, 0.95);
+  REQUIRE(a.possible);
+  REQUIRE(stricter.possible);
   CHECK(a.value >= 1);
   CHECK(more.value >= a.value);
   CHECK(stricter.value >= a.value);
