@@ -19,6 +19,13 @@ std::string cell(const Json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// The table keeps long settings (a whole object) to one readable width; CSV and JSON keep all.
+std::string table_cell(const Json& value) {
+  constexpr std::size_t kWidth = 40;
+  std::string text = cell(value);
+  return text.size() <= kWidth ? text : text.substr(0, kWidth - 3) + "...";
+}
+
 std::string csv_field(std::string text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -57,7 +64,7 @@ void print_plan(const Plan& plan, std::ostream& out) {
     out << "# axis " << short_name(axes[a]) << " = " << axes[a] << "\n";
     std::size_t width = short_name(axes[a]).size();
     for (const PlanRow& row : plan.rows)
-      width = std::max(width, cell(row.point.settings.at(a).second).size());
+      width = std::max(width, table_cell(row.point.settings.at(a).second).size());
     widths.push_back(width);
   }
   out << "#" << std::setw(4) << "rank";
@@ -70,7 +77,7 @@ void print_plan(const Plan& plan, std::ostream& out) {
     const PointMetrics& m = row.point.metrics;
     out << std::setw(5) << (i + 1);
     for (std::size_t a = 0; a < axes.size(); ++a)
-      out << "  " << std::setw(int(widths[a])) << cell(row.point.settings.at(a).second);
+      out << "  " << std::setw(int(widths[a])) << table_cell(row.point.settings.at(a).second);
     if (!row.point.ok()) {
       out << "  failed: " << row.point.error << "\n";
       continue;

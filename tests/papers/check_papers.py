@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""The paper scenarios (scenarios/papers/): each result's direction and rough size, as ddlsim
+reproduces it on the analytic engine. Runs `ddlsim plan --json` on each scenario and checks the
+points. Usage: check_papers.py DDLSIM SCENARIOS_DIR"""
+import json
+import subprocess
+import sys
+import tempfile
+
+ddlsim, scenarios = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def plan(name):
+    """Metrics of every point of scenarios/papers/NAME.json, by sweep index."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([ddlsim, "plan", f"{scenarios}/papers/{name}.json", "--no-cache",
+                        "--json", out.name], check=True, stdout=subprocess.DEVNULL)
+        report = json.load(open(out.name))
+    return {row["index"]: row["metrics"] for row in report["ranked"]}
+
+
+def check(name, condition, what):
+    print(("ok   " if condition else "FAIL ") + f"{name}: {what}")
+    if not condition:
+        failures.append(name)
+
+
+def throughput(points, index):
+    return points[index]["samples_per_second"]
+
+
+# PyTorch DDP: gpus [8, 32, 128, 256] fastest, framework [25 MiB buckets, 1 MiB buckets, none].
+p = plan("pytorch-ddp-buckets")
+at256 = [throughput(p, 3 + 4 * f) for f in range(3)]
+check("pytorch-ddp", at256[0] > 1.05 * at256[2],
+      f"overlapped 25 MiB buckets beat no overlap at 256 GPUs ({at256[0]:.0f} vs {at256[2]:.0f} samples/s)")
+check("pytorch-ddp", at256[0] > 1.1 * at256[1],
+      f"25 MiB buckets beat 1 MiB buckets at 256 GPUs ({at256[0]:.0f} vs {at256[1]:.0f})")
+eff = [p[g]["scaling_efficiency"] for g in range(4)]
+check("pytorch-ddp", all(a >= b for a, b in zip(eff, eff[1:])),
+      "efficiency with 25 MiB buckets never rises from 8 to 256 GPUs: " + ", ".join(f"{e:.3f}" for e in eff))
+
+# Public cloud: [dense ring, hierarchical top-k 1%].
+p = plan("tencent-hierarchical-topk")
+check("tencent", throughput(p, 1) > 1.4 * throughput(p, 0),
+      f"hierarchical top-k at least 1.4x the dense ring ({throughput(p, 1) / throughput(p, 0):.2f}x)")
+
+# HetSeq: balance [false, true].
+p = plan("hetseq-heterogeneous")
+check("hetseq", throughput(p, 1) > 1.5 * throughput(p, 0),
+      f"speed-balanced batches at least 1.5x even ones ({throughput(p, 1) / throughput(p, 0):.2f}x)")
+
+# BlueConnect: [ring, blueconnect] on 192 GPUs.
+p = plan("blueconnect-resnet50")
+check("blueconnect", throughput(p, 1) > 1.15 * throughput(p, 0),
+      f"BlueConnect at least 1.15x the flat ring ({throughput(p, 1) / throughput(p, 0):.2f}x)")
+
+# GradientFlow: workload [ring, lazy + coarse sparse] fastest, gpus [64, 128, 256, 512].
+p = plan("gradientflow-alexnet")
+gains = [throughput(p, 1 + 2 * g) / throughput(p, 2 * g) for g in range(4)]
+check("gradientflow", all(gain > 1 for gain in gains),
+      "lazy + coarse-grained sparse beats the ring at 64..512 GPUs: " + ", ".join(f"{x:.2f}x" for x in gains))
+check("gradientflow", gains[0] > 1.5, f"by at least 1.5x at 64 GPUs ({gains[0]:.2f}x)")
+
+# Jia et al.: [fp32 DDP ring, fp16 Horovod fusion hierarchical] on 1,024 GPUs.
+p = plan("jia-hierarchical-fusion")
+check("jia", throughput(p, 1) > 1.5 * throughput(p, 0),
+      f"the mixed-precision hierarchical recipe at least 1.5x the plain one ({throughput(p, 1) / throughput(p, 0):.2f}x)")
+
+# Cloud vs dense: preset [cloud-8xv100-25g, dgx1-v100] at 128 GPUs.
+p = plan("cloud-vs-dgx")
+check("cloud-vs-dgx", throughput(p, 1) > 1.1 * throughput(p, 0),
+      f"DGX-1 nodes at least 1.1x the cloud nodes ({throughput(p, 1) / throughput(p, 0):.2f}x)")
+check("cloud-vs-dgx", p[1]["scaling_efficiency"] > 0.85 > p[0]["scaling_efficiency"],
+      f"efficiency above 0.85 on DGX-1 ({p[1]['scaling_efficiency']:.3f}), below on the cloud ({p[0]['scaling_efficiency']:.3f})")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
