@@ -1,5 +1,7 @@
 #include "ddlsim/sim/analytic_engine.hpp"
 
+#include "ddlsim/topologies/ecmp.hpp"
+
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
@@ -45,13 +47,6 @@ struct Event {
   std::uint32_t a; // program (local_done) or transfer id
   std::uint32_t b; // step index (local_done)
 };
-
-std::uint64_t mix(std::uint64_t x) { // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
   return static_cast<Picoseconds>(
@@ -338,11 +333,9 @@ private:
     if (paths.empty())
       throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
                                        topology_.vertex(dst).name);
-    const std::uint64_t hash =
-        mix(options_.seed ^ mix((static_cast<std::uint64_t>(rank) << 32) ^
-                                (static_cast<std::uint64_t>(receiver) << 8) ^ channel_of(p)));
     sender.path_peer = receiver;
-    sender.path = &paths[hash % paths.size()];
+    sender.path =
+        &paths[topo::ecmp_path_index(options_.seed, rank, receiver, channel_of(p), paths.size())];
     sender.path_latency = 0;
     for (topo::LinkId link : *sender.path) sender.path_latency += topology_.link(link).latency;
   }

@@ -1,6 +1,6 @@
 #include "platform.hpp"
 
-#include "ecmp.hpp"
+#include "ddlsim/topologies/ecmp.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
@@ -163,7 +163,8 @@ private:
       route.latency = 0;
       return;
     }
-    const topo::Path& path = paths[ecmp_path_index(seed_, sender, receiver, channel, paths.size())];
+    const topo::Path& path =
+        paths[topo::ecmp_path_index(seed_, sender, receiver, channel, paths.size())];
     Picoseconds total = 0;
     route.ids = path;
     for (topo::LinkId link : path) {

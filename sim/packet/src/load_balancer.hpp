@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ddlsim/sim/packet/packet_spec.hpp"
+#include "ddlsim/topologies/ecmp.hpp"
 #include "ddlsim/topologies/router.hpp"
 #include "packet_pool.hpp"
 #include "port.hpp"
@@ -18,20 +19,12 @@
 
 namespace ddlsim::sim::packet {
 
-inline std::uint64_t mix64(std::uint64_t x) { // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using topo::mix64;
 
-// The per-flow hash choice among `count` paths.
+// The per-flow hash choice among `count` paths: the same as every engine's (topologies/ecmp.hpp).
 inline std::uint32_t ecmp_choice(std::uint64_t seed, std::int32_t src, std::int32_t dst,
                                  std::uint16_t channel, std::size_t count) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^
-                            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(dst)) << 8) ^
-                            channel;
-  return static_cast<std::uint32_t>(mix64(seed ^ mix64(key)) % count);
+  return static_cast<std::uint32_t>(topo::ecmp_path_index(seed, src, dst, channel, count));
 }
 
 // The range of paths in `paths` that share hop `hop` (and all before it) with paths[index],
