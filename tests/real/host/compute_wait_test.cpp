@@ -87,7 +87,7 @@ TEST_CASE("host: a compute step lasts its duration and a cross-channel wait orde
     CHECK(find(r1, 0).start_ns >= find(r1, 1).end_ns);
     // Both computes ran one after the other across the ranks: the iteration took both.
     // Each rank times from its own start after the barrier; the ranks leave the barrier up to a
-    // few microseconds apart, so the chain of two computes shows as at least 2 ms - 1 ms.
+    // few microseconds apart, so the chain of two computes shows as at least 2 x ms, less 1 ms.
     CHECK(run.seconds >= 2 * ms / 1e3 - 1e-3);
   }
 }
