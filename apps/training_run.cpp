@@ -1,5 +1,7 @@
 #include "training_run.hpp"
 
+#include "point_evaluator.hpp"
+
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/models/iteration_schedule.hpp"
@@ -186,6 +188,26 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   return jobs;
 }
 
+// Every point of the scenario's sweep, one row each, in sweep order (the first axis fastest):
+// what `ddlsim plan` ranks, here as a plain table so a what-if sweep reads top to bottom.
+void print_sweep(const Scenario& scenario, std::ostream& out) {
+  const std::size_t count = sweep_point_count(scenario);
+  out << "# sweep: " << count << " points (ranked by `ddlsim plan`, which also caches them)\n";
+  out << "# point  GPUs  iteration(ms)   samples/s  efficiency  settings\n";
+  for (std::size_t i = 0; i < count; ++i) {
+    const SweepPoint point = sweep_point(scenario, i);
+    std::string settings;
+    for (const auto& [pointer, value] : point.settings)
+      settings += (settings.empty() ? "" : " ") + pointer + "=" +
+                  (value.is_string() ? value.get<std::string>() : value.dump());
+    const plan::PointMetrics m = evaluate_point(point.scenario);
+    char line[160];
+    std::snprintf(line, sizeof line, "%7zu %5d %14.3f %11.1f %11.3f  ", i, m.gpus,
+                  m.iteration_seconds * 1e3, m.samples_per_second, m.scaling_efficiency);
+    out << line << settings << "\n";
+  }
+}
+
 bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,
                   const std::string& json_path, const std::string& trace_path) {
   const TrainingWorkload& training = scenario.workload.training;
@@ -228,9 +250,7 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
     write_file(trace_path, text.str());
     out << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
   }
-  if (!scenario.sweep.empty())
-    out << "# note: this scenario's sweep (" << scenario.sweep.size()
-        << " axes) was validated but not run: `run` simulates the base scenario\n";
+  if (!scenario.sweep.empty()) print_sweep(scenario, out);
   return true;
 }
 
