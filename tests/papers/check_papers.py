@@ -68,6 +68,12 @@ p = plan("jia-hierarchical-fusion")
 check("jia", throughput(p, 1) > 1.5 * throughput(p, 0),
       f"the mixed-precision hierarchical recipe at least 1.5x the plain one ({throughput(p, 1) / throughput(p, 0):.2f}x)")
 
+# DLCP: engine [ECMP + tail drop, spraying + priority/loss-tolerant drop + 1% loss bound].
+p = plan("dlcp-priority-drop")
+baseline, dlcp = p[0]["iteration_seconds"], p[1]["iteration_seconds"]
+check("dlcp", dlcp < 0.95 * baseline,
+      f"the DLCP-style fabric finishes the congested all-to-all at least 5% sooner ({baseline / dlcp:.2f}x)")
+
 # Cloud vs dense: preset [cloud-8xv100-25g, dgx1-v100] at 128 GPUs.
 p = plan("cloud-vs-dgx")
 check("cloud-vs-dgx", throughput(p, 1) > 1.1 * throughput(p, 0),
