@@ -11,6 +11,12 @@
       against GPUs (one panel per scenario, one line per algorithm, the ideal linear scaling
       dashed).
 
+  scripts/plot.py plan PLAN.json -o plan.png
+      For `ddlsim plan --json`: two panels. Left, throughput (samples/s; for collective
+      workloads 1 / time) against GPUs, one line per configuration (the settings other than the
+      GPU count). Right, cost (or GPU-hours) against time, the Pareto front marked and joined,
+      the recommended point circled.
+
 Uses Debian's matplotlib: run it with /usr/bin/python3.
 """
 import argparse
@@ -142,6 +148,55 @@ def plot_throughput(points, output):
     print(f"\nwrote {output}")
 
 
+def plot_plan(report, output):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in report["ranked"] if "error" not in r]
+    if not rows:
+        sys.exit("plot.py: error: the plan has no point that ran")
+    cost_key = "cost" if report["cost_unit"] == "cost" else "gpu_hours"
+    gpu_axes = {"/workload/gpus", "/workload/ranks", "/topology/nodes/0/count"}
+
+    def configuration(row):
+        label = ", ".join(f"{p.rsplit('/', 1)[-1]}={json.dumps(v) if not isinstance(v, str) else v}"
+                          for p, v in row["settings"] if p not in gpu_axes)
+        return label[:60] or "scenario"
+
+    lines = collections.OrderedDict()
+    for row in sorted(rows, key=lambda r: r["metrics"]["gpus"]):
+        m = row["metrics"]
+        y = m["samples_per_second"] if m["samples_per_second"] > 0 else 1 / max(row["time_seconds"], 1e-30)
+        lines.setdefault(configuration(row), []).append((m["gpus"], y))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    for label, points in lines.items():
+        xs, ys = zip(*points)
+        left.plot(xs, ys, marker="o", label=label)
+    left.set_xlabel("GPUs")
+    left.set_ylabel("samples/s" if any(r["metrics"]["samples_per_second"] > 0 for r in rows) else "1 / time (1/s)")
+    left.set_title("throughput per configuration")
+    left.legend(fontsize=7)
+    xs = [r["time_seconds"] for r in rows]
+    ys = [r[cost_key] for r in rows]
+    right.scatter(xs, ys, s=14, color="0.6", label="points")
+    front = sorted((r["time_seconds"], r[cost_key]) for r in rows if r["on_front"])
+    if front:
+        fx, fy = zip(*front)
+        right.plot(fx, fy, color="C3", marker="*", markersize=10, label="Pareto front")
+    best = [r for r in rows if r["index"] == report.get("recommended")]
+    if best:
+        right.scatter([best[0]["time_seconds"]], [best[0][cost_key]], s=160, facecolors="none",
+                      edgecolors="C2", linewidths=2, label="recommended")
+    right.set_xlabel(f"{report['time_axis']} (s)")
+    right.set_ylabel(report["cost_unit"])
+    right.set_title("cost vs time")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(output, dpi=120)
+    print(f"wrote {output}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,7 +206,13 @@ def main():
     throughput = sub.add_parser("throughput", help="training samples/s vs GPUs per algorithm")
     throughput.add_argument("reports", nargs="+")
     throughput.add_argument("-o", "--output", default="throughput.png")
+    plan = sub.add_parser("plan", help="throughput vs GPUs per configuration, cost vs time with the front")
+    plan.add_argument("report")
+    plan.add_argument("-o", "--output", default="plan.png")
     args = parser.parse_args()
+    if args.command == "plan":
+        plot_plan(load([args.report])[0], args.output)
+        return
     if args.command == "throughput":
         plot_throughput(training_points(load(args.reports)), args.output)
         return
