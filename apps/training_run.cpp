@@ -5,6 +5,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/models/iteration_schedule.hpp"
+#include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
 
@@ -177,8 +178,20 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
     engine.reduce_bytes_per_second = first.reduce_bytes_per_second();
     engine.copy_bytes_per_second = first.memory_efficiency * first.memory_bytes_per_second / 2;
   }
-  sim::CollectiveTiming result =
-      sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
+  sim::CollectiveTiming result;
+  if (scenario.engine.type == "flow") {
+    sim::flow::FlowOptions flow;
+    flow.model = scenario.engine.flow;
+    flow.per_step_overhead = engine.per_step_overhead;
+    flow.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+    flow.copy_bytes_per_second = engine.copy_bytes_per_second;
+    flow.seed = engine.seed;
+    flow.record_steps = true;
+    flow.progress = engine.progress;
+    result = sim::flow::simulate_flow(topology, router, models::iteration_schedule(plan), flow);
+  } else {
+    result = sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
+  }
   if (!result.complete) return {};
   models::IterationRecorder steps(plan->ranks);
   for (const sim::StepRecord& r : result.steps_recorded)

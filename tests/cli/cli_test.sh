@@ -111,5 +111,18 @@ check "packet run stops at --max-wall-seconds with exit 4" expect_error 4 "stopp
 check "packet engine with auto is bad input" expect_error 2 "/workload/algorithm" \
   run "$work/packet.json" --algorithm auto
 
+# A training iteration on the flow engine: SimGrid's CM02 without cross traffic and with a huge
+# TCP window is alpha-beta, so it must give the analytic engine's iteration time.
+cat >"$work/train-flow.json" <<'JSON'
+{"include": "cloud-v100-25g",
+ "topology": {"nodes": [{"preset": "cloud-8xv100-25g", "count": 2}]},
+ "workload": {"type": "training", "op": null, "sizes": null, "dtype": null, "model": "resnet50",
+              "batch_per_gpu": 16, "precision": "fp16", "algorithm": "ring"},
+ "engine": {"type": "flow", "network_model": "cm02", "crosstraffic": false, "tcp_gamma_bytes": 1e12}}
+JSON
+sed 's/"engine": {"type": "flow".*}}$/"engine": {"type": "analytic"}}/' "$work/train-flow.json" >"$work/train-analytic.json"
+check "a training iteration on the flow engine (CM02) takes the analytic engine's time" bash -c \
+  "'$ddlsim' run '$work/train-flow.json' --json '$work/tf.json' >/dev/null && '$ddlsim' run '$work/train-analytic.json' --json '$work/ta.json' >/dev/null && /usr/bin/python3 -c \"import json; f = json.load(open('$work/tf.json')); a = json.load(open('$work/ta.json')); assert f['engine'] == 'flow' and a['engine'] == 'analytic'; x, y = f['jobs'][0]['iteration_s'], a['jobs'][0]['iteration_s']; assert abs(x - y) <= 1e-6 * y, (x, y)\""
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
