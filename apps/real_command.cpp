@@ -2,6 +2,7 @@
 // TCP, on loopback or an emulated cluster) and print the nccl-tests table with the #wrong column
 // the reference executor's check fills; `--json` writes the `ddlsim run --json` report plus the
 // backend, the machine and per-step timelines, for calibrate.
+#include "call_flags.hpp"
 #include "commands.hpp"
 #include "ddlsim/collectives/dump.hpp"
 #include "ddlsim/collectives/schedule.hpp"
@@ -105,41 +106,15 @@ struct RealOptions {
   std::string json;
 };
 
-template <typename Enum>
-Enum parse_name(const std::string& flag, const std::string& text, std::initializer_list<Enum> all) {
-  std::vector<std::string> names;
-  for (Enum e : all) {
-    if (coll::to_string(e) == text) return e;
-    names.emplace_back(coll::to_string(e));
-  }
-  throw InputError(flag, "unknown value \"" + text + "\"" + did_you_mean(text, names) +
-                             "; expected " + join_choices(names));
-}
-
-std::uint64_t parse_size(const std::string& flag, const std::string& text) {
-  const auto bytes = parse_byte_size(text);
-  if (!bytes)
-    throw InputError(flag,
-                     "expected a byte size such as 8, 4096 or \"1GiB\", found \"" + text + "\"");
-  return *bytes;
-}
-
 coll::CollectiveCall base_call(const RealOptions& o) {
   coll::CollectiveCall call;
-  call.op = parse_name("--op", o.op,
-                       {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
-                        coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
-                        coll::Op::send_recv});
-  call.dtype = parse_name("--dtype", o.dtype,
-                          {coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
-  call.reduction =
-      parse_name("--reduction", o.reduction,
-                 {coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
+  set_call_names(call, o.op, o.dtype, o.reduction);
   call.ranks = o.ranks;
   call.root = o.root;
   call.algorithm = o.algorithm;
   call.params = o.params;
-  if (!o.chunk_bytes.empty()) call.params.chunk_bytes = parse_size("--chunk-bytes", o.chunk_bytes);
+  if (!o.chunk_bytes.empty())
+    call.params.chunk_bytes = parse_size_flag("--chunk-bytes", o.chunk_bytes);
   for (std::size_t node = 0; node < o.nodes.size(); ++node)
     for (int i = 0; i < o.nodes[node]; ++i) call.node_of_rank.push_back(static_cast<int>(node));
   if (!o.nodes.empty() && static_cast<int>(call.node_of_rank.size()) != call.ranks)
@@ -152,7 +127,8 @@ coll::CollectiveCall base_call(const RealOptions& o) {
 // nccl-tests sizes: from -b to -e multiplying by -f, each rounded down to whole elements (and to
 // a multiple of the rank count where the op splits the buffer into equal blocks).
 std::vector<std::uint64_t> sweep_sizes(const RealOptions& o, const coll::CollectiveCall& call) {
-  const std::uint64_t low = parse_size("-b", o.min_bytes), high = parse_size("-e", o.max_bytes);
+  const std::uint64_t low = parse_size_flag("-b", o.min_bytes),
+                      high = parse_size_flag("-e", o.max_bytes);
   if (low > high) throw InputError("-b", "the first size is larger than -e");
   if (!(o.factor > 1) && low != high)
     throw InputError("-f", "the size factor must be greater than 1");
@@ -266,7 +242,7 @@ void run(const RealOptions& o) {
   host.iterations = o.iterations;
   host.warmup = o.warmup;
   host.timeout = std::chrono::milliseconds(std::llround(o.timeout_seconds * 1000));
-  host.check_limit_bytes = parse_size("--check-limit", o.check_limit);
+  host.check_limit_bytes = parse_size_flag("--check-limit", o.check_limit);
   host.fault = parse_fault(o.fault);
 
   std::vector<coll::Schedule> schedules;

@@ -1,6 +1,7 @@
 // `ddlsim schedule`: what an algorithm does, step by step. Lists the generators, dumps the
 // Schedule of one call as text (for people) or JSON (for tools and the real backends), and can
 // prove it correct with the reference executor.
+#include "call_flags.hpp"
 #include "commands.hpp"
 #include "ddlsim/collectives/dump.hpp"
 #include "ddlsim/collectives/reference.hpp"
@@ -31,33 +32,10 @@ struct ScheduleOptions {
   bool check = false;
 };
 
-template <typename Enum>
-Enum parse_name(const std::string& flag, const std::string& text, std::initializer_list<Enum> all) {
-  std::vector<std::string> names;
-  for (Enum e : all) {
-    if (coll::to_string(e) == text) return e;
-    names.emplace_back(coll::to_string(e));
-  }
-  throw InputError(flag, "unknown value \"" + text + "\"" + did_you_mean(text, names) +
-                             "; expected " + join_choices(names));
-}
-
 coll::CollectiveCall make_call(const ScheduleOptions& o) {
   coll::CollectiveCall call;
-  call.op = parse_name("--op", o.op,
-                       {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
-                        coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
-                        coll::Op::send_recv});
-  call.dtype = parse_name("--dtype", o.dtype,
-                          {coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});
-  call.reduction =
-      parse_name("--reduction", o.reduction,
-                 {coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
-  const auto bytes = parse_byte_size(o.bytes);
-  if (!bytes)
-    throw InputError("--bytes",
-                     "expected a byte size such as 4096 or \"1MiB\", found \"" + o.bytes + "\"");
-  call.bytes = *bytes;
+  set_call_names(call, o.op, o.dtype, o.reduction);
+  call.bytes = parse_size_flag("--bytes", o.bytes);
   call.ranks = o.ranks;
   call.root = o.root;
   call.algorithm = o.algorithm;

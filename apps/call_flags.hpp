@@ -1,0 +1,20 @@
+// Command-line flags that name a collective call, shared by `ddlsim schedule` and `ddlsim real`:
+// op, dtype and reduction by name (with "did you mean"), and byte sizes such as "1GiB".
+#pragma once
+
+#include "ddlsim/collectives/call.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace ddlsim::cli {
+
+// Sets call.op, call.dtype and call.reduction from the values of --op, --dtype and --reduction.
+// Throws InputError naming the flag, the valid names and the nearest one.
+void set_call_names(coll::CollectiveCall& call, const std::string& op, const std::string& dtype,
+                    const std::string& reduction);
+
+// The byte size given to `flag` ("4096", "64KiB", "1GiB"); throws InputError naming the flag.
+std::uint64_t parse_size_flag(const std::string& flag, const std::string& text);
+
+} // namespace ddlsim::cli
