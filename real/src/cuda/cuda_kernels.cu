@@ -9,15 +9,26 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ float load(const float* p, std::size_t i) { return p[i]; }
-__device__ float load(const __half* p, std::size_t i) { return __half2float(p[i]); }
-__device__ float load(const __nv_bfloat16* p, std::size_t i) { return __bfloat162float(p[i]); }
-__device__ void store(float* p, std::size_t i, float v) { p[i] = v; }
-__device__ void store(__half* p, std::size_t i, float v) { p[i] = __float2half_rn(v); }
-__device__ void store(__nv_bfloat16* p, std::size_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ float load(const float* p, std::size_t i) {
+  return p[i];
+}
+__device__ float load(const __half* p, std::size_t i) {
+  return __half2float(p[i]);
+}
+__device__ float load(const __nv_bfloat16* p, std::size_t i) {
+  return __bfloat162float(p[i]);
+}
+__device__ void store(float* p, std::size_t i, float v) {
+  p[i] = v;
+}
+__device__ void store(__half* p, std::size_t i, float v) {
+  p[i] = __float2half_rn(v);
+}
+__device__ void store(__nv_bfloat16* p, std::size_t i, float v) {
+  p[i] = __float2bfloat16_rn(v);
+}
 
-template <typename T>
-__global__ void add_kernel(const T* a, const T* b, T* out, std::size_t n) {
+template <typename T> __global__ void add_kernel(const T* a, const T* b, T* out, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
     store(out, i, load(a, i) + load(b, i));
@@ -33,8 +44,7 @@ __global__ void scale_kernel(const T* src, T* dst, std::size_t n, double factor)
 __global__ void spin_kernel(long long nanoseconds) {
   const long long start = clock64();
   // clock64 counts SM cycles; globaltimer would need inline PTX, cycles at ~1.5 GHz suffice.
-  while (clock64() - start < nanoseconds * 3 / 2) {
-  }
+  while (clock64() - start < nanoseconds * 3 / 2) {}
 }
 
 unsigned blocks_for(std::size_t n) {
@@ -49,13 +59,11 @@ cudaError_t launch_add(int dtype, const void* a, const void* b, void* out, std::
   if (n == 0) return cudaSuccess;
   const unsigned blocks = blocks_for(n);
   if (dtype == 0)
-    add_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(a),
-                                                static_cast<const float*>(b),
-                                                static_cast<float*>(out), n);
+    add_kernel<<<blocks, kThreads, 0, stream>>>(
+        static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(out), n);
   else if (dtype == 1)
-    add_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const __half*>(a),
-                                                static_cast<const __half*>(b),
-                                                static_cast<__half*>(out), n);
+    add_kernel<<<blocks, kThreads, 0, stream>>>(
+        static_cast<const __half*>(a), static_cast<const __half*>(b), static_cast<__half*>(out), n);
   else
     add_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(a),
                                                 static_cast<const __nv_bfloat16*>(b),
