@@ -8,32 +8,7 @@ ddlsim="$1"
 source_dir="$2"
 data="$source_dir/tests/calibrate/data"
 scenarios="$source_dir/scenarios/validation"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME COMMAND...: passes when COMMAND exits 0
-  local name="$1"
-  shift
-  if "$@" >"$work/out" 2>"$work/err"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name"
-    sed 's/^/  out: /' "$work/out" | tail -20
-    sed 's/^/  err: /' "$work/err" | head -20
-  fi
-}
-
-expect_error() {  # expect_error STATUS TEXT ARGS...: exit STATUS and stderr contains TEXT
-  local status="$1" text="$2"
-  shift 2
-  "$ddlsim" "$@" >"$work/stdout" 2>"$work/stderr"
-  local got=$?
-  [[ $got -eq $status ]] || { echo "exit status $got, expected $status"; cat "$work/stderr"; return 1; }
-  grep -qF -- "$text" "$work/stderr" || { echo "stderr lacks: $text"; cat "$work/stderr"; return 1; }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/check_lib.sh"
 
 # The |error| summary line for sizes >= 64 KiB: "median X%, p90 Y%, max Z%"; fails above $2 (max).
 max_error_below() {  # max_error_below FILE LIMIT
@@ -117,5 +92,4 @@ check "an unknown protocol is an error (exit 2)" \
   expect_error 2 "unknown protocol" calibrate "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" \
   --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --protocols simple,fast -o "$work/x.json"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

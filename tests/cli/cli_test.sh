@@ -4,33 +4,7 @@
 set -u
 ddlsim="$1"
 scenarios="$2"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME COMMAND...: passes when COMMAND exits 0
-  local name="$1"
-  shift
-  if "$@" >"$work/out" 2>"$work/err"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name"
-    sed 's/^/  out: /' "$work/out" | head -20
-    sed 's/^/  err: /' "$work/err" | head -20
-  fi
-}
-
-# Runs ddlsim expecting exit status $1; stderr must contain $2.
-expect_error() {
-  local status="$1" text="$2"
-  shift 2
-  "$ddlsim" "$@" >"$work/stdout" 2>"$work/stderr"
-  local got=$?
-  [[ $got -eq $status ]] || { echo "exit status $got, expected $status"; cat "$work/stderr"; return 1; }
-  grep -qF -- "$text" "$work/stderr" || { echo "stderr lacks: $text"; cat "$work/stderr"; return 1; }
-}
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 check "--version names the program" bash -c "'$ddlsim' --version | grep -q '^ddlsim [0-9]'"
 check "--help lists every subcommand" bash -c \
@@ -124,5 +98,4 @@ sed 's/"engine": {"type": "flow".*}}$/"engine": {"type": "analytic"}}/' "$work/t
 check "a training iteration on the flow engine (CM02) takes the analytic engine's time" bash -c \
   "'$ddlsim' run '$work/train-flow.json' --json '$work/tf.json' >/dev/null && '$ddlsim' run '$work/train-analytic.json' --json '$work/ta.json' >/dev/null && /usr/bin/python3 -c \"import json; f = json.load(open('$work/tf.json')); a = json.load(open('$work/ta.json')); assert f['engine'] == 'flow' and a['engine'] == 'analytic'; x, y = f['jobs'][0]['iteration_s'], a['jobs'][0]['iteration_s']; assert abs(x - y) <= 1e-6 * y, (x, y)\""
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -3,22 +3,7 @@
 set -u
 ddlsim="$1"
 scenarios="$2"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: passes when COMMAND exits 0
-  local name="$1"
-  shift
-  if "$@" >"$work/out" 2>"$work/err"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name"
-    sed 's/^/  out: /' "$work/out" | head -30
-    sed 's/^/  err: /' "$work/err" | head -20
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 resnet="$scenarios/resnet50-cloud-vs-dgx.json"
 "$ddlsim" guide "$resnet" --gpus 32 >"$work/g.txt" 2>"$work/g.err"
 check "guide answers the five questions, each with a formula and a simulated check" bash -c \
@@ -37,5 +22,4 @@ check "a collective scenario is bad input naming the fix" bash -c \
   "'$ddlsim' guide '$scenarios/default.json' 2>'$work/e.txt'; [ \$? -eq 2 ] && grep -q 'workload of type \"training\"' '$work/e.txt'"
 check "a target efficiency outside (0, 1) is bad input" bash -c \
   "'$ddlsim' guide '$resnet' --target-efficiency 1.5 2>'$work/e.txt'; [ \$? -eq 2 ] && grep -q 'target-efficiency' '$work/e.txt'"
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

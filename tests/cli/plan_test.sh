@@ -5,23 +5,8 @@ set -u
 ddlsim="$1"
 scenarios="$2"
 mpirun="${3:-}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 cd "$work" || exit 1
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: passes when COMMAND exits 0
-  local name="$1"
-  shift
-  if "$@" >"$work/out" 2>"$work/err"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name"
-    sed 's/^/  out: /' "$work/out" | head -20
-    sed 's/^/  err: /' "$work/err" | head -20
-  fi
-}
 plan="$scenarios/examples/plan-cloud-allreduce.json"
 
 check "plan ranks every point and recommends one" bash -c \
@@ -45,5 +30,4 @@ else
   echo "skipped: mpirun -np 2 (no mpirun found)"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
