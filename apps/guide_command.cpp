@@ -4,8 +4,10 @@
 // and cross-checks each answer with a quick analytic simulation of the scenario changed to the
 // recommended point.
 #include "commands.hpp"
+
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/units.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/planning/scaling_rules.hpp"
 #include "ddlsim/scenario/scenario.hpp"
@@ -31,12 +33,6 @@ struct GuideOptions {
   int max_check_gpus = 1024;
   bool check = true;
 };
-
-std::string num(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 
 // The compute figures of the job's first GPU at `batch` samples, as the simulator plans them.
 plan::ComputeFigures compute_at(const models::JobSpec& job, int batch) {
@@ -147,8 +143,8 @@ void run(const GuideOptions& options) {
                      "the guide answers for a training job; give a workload of type "
                      "\"training\" (see scenarios/resnet50-cloud-vs-dgx.json)");
   if (!(options.target > 0 && options.target < 1))
-    throw InputError("--target-efficiency",
-                     "must be between 0 and 1 (exclusive), not " + num(options.target));
+    throw InputError("--target-efficiency", "must be between 0 and 1 (exclusive), not " +
+                                                format_significant(options.target));
   const models::JobSpec& job = scenario.workload.training.jobs.front();
   const plan::ClusterFigures cluster = cluster_figures(scenario);
   const plan::ComputeFigures compute = compute_at(job, job.batch.front());
@@ -168,11 +164,13 @@ void run(const GuideOptions& options) {
       << job.batch.front() << "/GPU, " << models::to_string(job.precision) << ", "
       << models::to_string(job.framework.type) << (overlap ? " (overlapped)" : " (no overlap)")
       << ", all-reduce " << job.algorithm << " (rules: " << plan::to_string(algorithm) << ")\n";
-  out << "# cluster: " << g << " GPUs per node, NIC " << num(cluster.nic_bytes_per_second * 8e-9)
-      << " Gb/s per node, " << num(cluster.intra_bytes_per_second * 8e-9)
-      << " Gb/s per GPU inside the node, latency " << num(cluster.fabric_latency_seconds * 1e6)
-      << " us across the fabric and " << num(cluster.intra_latency_seconds * 1e6)
-      << " us inside; target efficiency " << num(options.target) << "\n";
+  out << "# cluster: " << g << " GPUs per node, NIC "
+      << format_significant(cluster.nic_bytes_per_second * 8e-9) << " Gb/s per node, "
+      << format_significant(cluster.intra_bytes_per_second * 8e-9)
+      << " Gb/s per GPU inside the node, latency "
+      << format_significant(cluster.fabric_latency_seconds * 1e6) << " us across the fabric and "
+      << format_significant(cluster.intra_latency_seconds * 1e6) << " us inside; target efficiency "
+      << format_significant(options.target) << "\n";
   if (job.compression != models::Compression::none || job.gpus.size() != job.batch.size())
     out << "# note: the rules assume dense gradients; the simulated cross-checks include the "
            "job's compression\n";
@@ -205,8 +203,8 @@ void run(const GuideOptions& options) {
       too_big(p + g);
       const Simulated at = simulate(variant(scenario, options.scenario, at_gpus(p)));
       const Simulated next = simulate(variant(scenario, options.scenario, at_gpus(p + g)));
-      return "E(" + std::to_string(p) + ") = " + num(at.efficiency) + ", E(" +
-             std::to_string(p + g) + ") = " + num(next.efficiency);
+      return "E(" + std::to_string(p) + ") = " + format_significant(at.efficiency) + ", E(" +
+             std::to_string(p + g) + ") = " + format_significant(next.efficiency);
     });
   }
 
@@ -223,7 +221,8 @@ void run(const GuideOptions& options) {
       settings.emplace_back("/topology/nodes/0/nic_bandwidth_gbps", per_nic_gbps);
       const Simulated s = simulate(variant(scenario, options.scenario, settings));
       const Simulated now = simulate(variant(scenario, options.scenario, at_gpus(gpus)));
-      return "E = " + num(s.efficiency) + " (with today's NIC: " + num(now.efficiency) + ")";
+      return "E = " + format_significant(s.efficiency) +
+             " (with today's NIC: " + format_significant(now.efficiency) + ")";
     });
   }
 
@@ -243,9 +242,9 @@ void run(const GuideOptions& options) {
       return simulate(variant(scenario, options.scenario, settings));
     };
     const Simulated full = with(s), half = with(std::max(1, s / 2));
-    std::string text = "E(S=" + std::to_string(s) + ") = " + num(full.efficiency) +
+    std::string text = "E(S=" + std::to_string(s) + ") = " + format_significant(full.efficiency) +
                        ", E(S=" + std::to_string(std::max(1, s / 2)) +
-                       ") = " + num(half.efficiency);
+                       ") = " + format_significant(half.efficiency);
     if (options.server_gbps > 0)
       text += " (simulated servers have the cluster's per-GPU NIC share, not --server-gbps)";
     return text;
@@ -264,9 +263,9 @@ void run(const GuideOptions& options) {
       const Simulated at = simulate(variant(scenario, options.scenario, settings));
       settings.back().second = std::max(1, b / 2);
       const Simulated half = simulate(variant(scenario, options.scenario, settings));
-      return "exposed communication " + num(at.exposed_ms) + " ms at batch " + std::to_string(b) +
-             ", " + num(half.exposed_ms) + " ms at batch " + std::to_string(std::max(1, b / 2)) +
-             " (the last bucket can never hide)";
+      return "exposed communication " + format_significant(at.exposed_ms) + " ms at batch " +
+             std::to_string(b) + ", " + format_significant(half.exposed_ms) + " ms at batch " +
+             std::to_string(std::max(1, b / 2)) + " (the last bucket can never hide)";
     });
   }
 
@@ -296,9 +295,9 @@ void run(const GuideOptions& options) {
       for (double factor : {0.25, 4.0}) {
         const double n = crossover.value * factor;
         const double ring = time_ms("ring", n), rd = time_ms("recursive_doubling", n);
-        text += (text.empty() ? "" : "; ") + num(n / 1024) + " KiB: ring " + num(ring) +
-                " ms, recursive doubling " + num(rd) + " ms (" +
-                (ring < rd ? "ring" : "recursive doubling") + " faster)";
+        text += (text.empty() ? "" : "; ") + format_significant(n / 1024) + " KiB: ring " +
+                format_significant(ring) + " ms, recursive doubling " + format_significant(rd) +
+                " ms (" + (ring < rd ? "ring" : "recursive doubling") + " faster)";
       }
       return text;
     });

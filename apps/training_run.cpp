@@ -1,5 +1,7 @@
 #include "training_run.hpp"
 
+#include "ddlsim/core/units.hpp"
+
 #include "point_evaluator.hpp"
 
 #include "ddlsim/core/input_error.hpp"
@@ -23,17 +25,11 @@ std::string ms(Picoseconds t) {
   return text;
 }
 
-std::string fixed(double value, int digits) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 std::string duration_text(double seconds) {
-  if (seconds >= 86400) return fixed(seconds / 86400, 2) + " days";
-  if (seconds >= 3600) return fixed(seconds / 3600, 2) + " h";
-  if (seconds >= 60) return fixed(seconds / 60, 2) + " min";
-  return fixed(seconds, 2) + " s";
+  if (seconds >= 86400) return format_fixed(seconds / 86400, 2) + " days";
+  if (seconds >= 3600) return format_fixed(seconds / 3600, 2) + " h";
+  if (seconds >= 60) return format_fixed(seconds / 60, 2) + " min";
+  return format_fixed(seconds, 2) + " s";
 }
 
 std::string describe_framework(const models::FrameworkSpec& fw) {
@@ -45,7 +41,7 @@ std::string describe_framework(const models::FrameworkSpec& fw) {
     break;
   case models::Framework::horovod:
     text += " (fusion " + format_bytes(fw.fusion_threshold_bytes) + ", cycle " +
-            fixed(ps_to_seconds(fw.cycle_time) * 1e3, 2) + " ms)";
+            format_fixed(ps_to_seconds(fw.cycle_time) * 1e3, 2) + " ms)";
     break;
   case models::Framework::gradientflow:
     text += " (lazy threshold " + format_bytes(fw.lazy_threshold_bytes) + ")";
@@ -72,7 +68,7 @@ std::string describe_job(const models::JobSpec& job) {
   if (!job.communicate) return text + ", no communication";
   text += ", all-reduce " + job.algorithm;
   if (job.compression != models::Compression::none)
-    text += " (density " + fixed(job.params.density, 4) + ")";
+    text += " (density " + format_fixed(job.params.density, 4) + ")";
   if (job.adasum) text += " adasum";
   if (!job.server_gpus.empty())
     text += " (" + std::to_string(job.server_gpus.size()) + " dedicated servers on GPUs " +
@@ -237,9 +233,9 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
     std::snprintf(line, sizeof line, "%-10s %5zu %14s %12s %9s %12s %9s %10s %21s %10s\n",
                   it.name.c_str(), it.gpus.size(), ms(it.time).c_str(), ms(it.max_compute).c_str(),
                   ms(it.max_communication).c_str(), ms(it.max_exposed).c_str(),
-                  ms(it.max_idle).c_str(), fixed(it.samples_per_second, 1).c_str(),
-                  fixed(it.single_gpu_samples_per_second, 1).c_str(),
-                  fixed(it.scaling_efficiency, 3).c_str());
+                  ms(it.max_idle).c_str(), format_fixed(it.samples_per_second, 1).c_str(),
+                  format_fixed(it.single_gpu_samples_per_second, 1).c_str(),
+                  format_fixed(it.scaling_efficiency, 3).c_str());
     out << line;
   }
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -248,7 +244,7 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
     out << "#   " << it.collectives << " collectives, " << format_bytes(it.gradient_bytes)
         << " of gradients per GPU, " << it.samples << " samples per iteration\n";
     if (training.dataset_samples > 0)
-      out << "#   time to train " << fixed(training.epochs, 2) << " epochs of "
+      out << "#   time to train " << format_fixed(training.epochs, 2) << " epochs of "
           << training.dataset_samples << " samples: "
           << duration_text(it.seconds_to_train(training.epochs, training.dataset_samples)) << "\n";
     print_gpus(it, out);

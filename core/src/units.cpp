@@ -106,4 +106,16 @@ std::string format_gigabytes_per_second(double bytes_per_second) {
   return buf;
 }
 
+std::string format_fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string format_significant(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
 } // namespace ddlsim

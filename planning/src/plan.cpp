@@ -1,5 +1,7 @@
 #include "ddlsim/planning/plan.hpp"
 
+#include "ddlsim/core/units.hpp"
+
 #include "ddlsim/planning/pareto.hpp"
 
 #include <algorithm>
@@ -9,23 +11,11 @@
 namespace ddlsim::plan {
 namespace {
 
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string significant(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
 std::string seconds_text(double s) {
-  if (s >= 3600) return fixed(s / 3600, 2) + " h";
-  if (s >= 1) return fixed(s, 2) + " s";
-  if (s >= 1e-3) return fixed(s * 1e3, 2) + " ms";
-  return fixed(s * 1e6, 1) + " us";
+  if (s >= 3600) return format_fixed(s / 3600, 2) + " h";
+  if (s >= 1) return format_fixed(s, 2) + " s";
+  if (s >= 1e-3) return format_fixed(s * 1e3, 2) + " ms";
+  return format_fixed(s * 1e6, 1) + " us";
 }
 
 double hourly_price(const PlanSpec& spec, const PointMetrics& m) {
@@ -41,17 +31,18 @@ std::vector<std::string> unmet_goals(const PlanSpec& spec, const PlanRow& row) {
     unmet.push_back("time " + seconds_text(row.time_seconds) + " > " +
                     seconds_text(*spec.max_time_seconds));
   if (spec.min_samples_per_second && m.samples_per_second < *spec.min_samples_per_second)
-    unmet.push_back("throughput " + fixed(m.samples_per_second, 1) + " samples/s < " +
-                    fixed(*spec.min_samples_per_second, 1));
+    unmet.push_back("throughput " + format_fixed(m.samples_per_second, 1) + " samples/s < " +
+                    format_fixed(*spec.min_samples_per_second, 1));
   if (spec.min_scaling_efficiency && m.scaling_efficiency >= 0 &&
       m.scaling_efficiency < *spec.min_scaling_efficiency)
-    unmet.push_back("efficiency " + fixed(m.scaling_efficiency, 3) + " < " +
-                    fixed(*spec.min_scaling_efficiency, 3));
+    unmet.push_back("efficiency " + format_fixed(m.scaling_efficiency, 3) + " < " +
+                    format_fixed(*spec.min_scaling_efficiency, 3));
   if (spec.min_scaling_efficiency && m.scaling_efficiency < 0)
     unmet.push_back("efficiency not defined for this workload (goal " +
-                    fixed(*spec.min_scaling_efficiency, 3) + ")");
+                    format_fixed(*spec.min_scaling_efficiency, 3) + ")");
   if (spec.max_cost && row.cost > *spec.max_cost)
-    unmet.push_back("cost " + significant(row.cost) + " > " + significant(*spec.max_cost));
+    unmet.push_back("cost " + format_significant(row.cost) + " > " +
+                    format_significant(*spec.max_cost));
   return unmet;
 }
 
@@ -113,7 +104,7 @@ Plan make_plan(std::vector<PointResult> results, const PlanSpec& spec) {
     const PlanRow& best = plan.rows.front();
     plan.reason = "the " + preference + " point that meets every goal: " + describe(best.point) +
                   " (" + plan.time_axis + " " + seconds_text(best.time_seconds) + ", " +
-                  plan.cost_unit + " " + significant(best.cost) + ")";
+                  plan.cost_unit + " " + format_significant(best.cost) + ")";
     // Name what the better points on the other axis miss, so the trade-off is visible.
     for (const PlanRow& other : plan.rows) {
       if (!other.point.ok() || other.feasible()) continue;

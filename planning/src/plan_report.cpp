@@ -1,5 +1,7 @@
 #include "ddlsim/planning/plan_report.hpp"
 
+#include "ddlsim/core/units.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
@@ -7,12 +9,6 @@
 
 namespace ddlsim::plan {
 namespace {
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
 
 // A setting as a table cell: strings without quotes, everything else as JSON.
 std::string cell(const Json& value) {
@@ -49,12 +45,6 @@ std::string short_name(const std::string& pointer) {
 }
 
 // Costs span orders of magnitude (one all-reduce vs a month of training): 4 significant digits.
-std::string cost_text(double cost) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", cost);
-  return text;
-}
-
 void print_plan(const Plan& plan, std::ostream& out) {
   const std::vector<std::string> axes = axis_names(plan);
   out << "# plan: " << plan.rows.size() << " points, ranked; time = " << plan.time_axis
@@ -82,10 +72,11 @@ void print_plan(const Plan& plan, std::ostream& out) {
       out << "  failed: " << row.point.error << "\n";
       continue;
     }
-    out << std::setw(7) << m.gpus << std::setw(12) << cost_text(row.time_seconds) << std::setw(12)
-        << (m.samples_per_second > 0 ? fixed(m.samples_per_second, 1) : "-") << std::setw(7)
-        << (m.scaling_efficiency >= 0 ? fixed(m.scaling_efficiency, 3) : "-") << std::setw(12)
-        << cost_text(row.cost) << (row.on_front ? "    *    " : "         ");
+    out << std::setw(7) << m.gpus << std::setw(12) << format_significant(row.time_seconds)
+        << std::setw(12) << (m.samples_per_second > 0 ? format_fixed(m.samples_per_second, 1) : "-")
+        << std::setw(7) << (m.scaling_efficiency >= 0 ? format_fixed(m.scaling_efficiency, 3) : "-")
+        << std::setw(12) << format_significant(row.cost)
+        << (row.on_front ? "    *    " : "         ");
     if (row.unmet.empty()) {
       out << "met";
     } else {
@@ -109,11 +100,12 @@ void write_csv(const Plan& plan, std::ostream& out) {
     for (const auto& [pointer, value] : row.point.settings) out << "," << csv_field(cell(value));
     std::string unmet;
     for (const std::string& u : row.unmet) unmet += (unmet.empty() ? "" : "; ") + u;
-    out << "," << m.gpus << "," << m.nodes << "," << fixed(m.iteration_seconds, 9) << ","
-        << fixed(m.samples_per_second, 3) << "," << fixed(m.scaling_efficiency, 6) << ","
-        << fixed(m.train_seconds, 6) << "," << fixed(row.time_seconds, 9) << ","
-        << fixed(row.cost, 6) << "," << (row.on_front ? 1 : 0) << "," << (row.feasible() ? 1 : 0)
-        << "," << csv_field(unmet) << "," << csv_field(row.point.error) << "\n";
+    out << "," << m.gpus << "," << m.nodes << "," << format_fixed(m.iteration_seconds, 9) << ","
+        << format_fixed(m.samples_per_second, 3) << "," << format_fixed(m.scaling_efficiency, 6)
+        << "," << format_fixed(m.train_seconds, 6) << "," << format_fixed(row.time_seconds, 9)
+        << "," << format_fixed(row.cost, 6) << "," << (row.on_front ? 1 : 0) << ","
+        << (row.feasible() ? 1 : 0) << "," << csv_field(unmet) << "," << csv_field(row.point.error)
+        << "\n";
   }
 }
 

@@ -1,5 +1,7 @@
 #include "ddlsim/planning/scaling_rules.hpp"
 
+#include "ddlsim/core/units.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,22 +9,17 @@
 namespace ddlsim::plan {
 namespace {
 
-std::string num(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 std::string ms(double seconds) {
-  return num(seconds * 1e3) + " ms";
+  return format_significant(seconds * 1e3) + " ms";
 }
 std::string us(double seconds) {
-  return num(seconds * 1e6) + " us";
+  return format_significant(seconds * 1e6) + " us";
 }
 std::string gbps(double bytes_per_second) {
-  return num(bytes_per_second * 8 / 1e9) + " Gb/s";
+  return format_significant(bytes_per_second * 8 / 1e9) + " Gb/s";
 }
 std::string mb(double bytes) {
-  return num(bytes / 1e6) + " MB";
+  return format_significant(bytes / 1e6) + " MB";
 }
 
 int nodes_of(const ClusterFigures& cluster, int gpus) {
@@ -112,7 +109,7 @@ double efficiency(const ComputeFigures& compute, const ClusterFigures& cluster,
 Answer max_gpus(const ComputeFigures& compute, const ClusterFigures& cluster,
                 GuideAlgorithm algorithm, bool overlap, double target, int max_gpus) {
   Answer a;
-  a.question = "the largest GPU count with scaling efficiency >= " + num(target);
+  a.question = "the largest GPU count with scaling efficiency >= " + format_significant(target);
   a.derivation.push_back(compute_line(compute));
   a.derivation.push_back(iteration_formula(overlap) + ", T_ar(p) by " + to_string(algorithm));
   int best = 0;
@@ -126,27 +123,30 @@ Answer max_gpus(const ComputeFigures& compute, const ClusterFigures& cluster,
   if (best == 0) {
     a.possible = false;
     const double e = efficiency(compute, cluster, algorithm, overlap, g);
-    a.answer = "none: one node of " + std::to_string(g) + " GPUs already has E = " + num(e) +
-               " < " + num(target);
+    a.answer = "none: one node of " + std::to_string(g) +
+               " GPUs already has E = " + format_significant(e) + " < " +
+               format_significant(target);
     a.derivation.push_back(
         "at p = " + std::to_string(g) + ": " +
         allreduce_formula(cluster, algorithm, g, compute.gradient_bytes, compute.collectives) +
-        ", E = " + num(e));
+        ", E = " + format_significant(e));
     return a;
   }
   a.value = best;
   const double e = efficiency(compute, cluster, algorithm, overlap, best);
-  a.answer = std::to_string(best) + " GPUs (" + std::to_string(best / g) + " nodes), E = " + num(e);
+  a.answer = std::to_string(best) + " GPUs (" + std::to_string(best / g) +
+             " nodes), E = " + format_significant(e);
   a.derivation.push_back(
       "at p = " + std::to_string(best) + ": " +
       allreduce_formula(cluster, algorithm, best, compute.gradient_bytes, compute.collectives) +
-      ", E = " + num(e));
+      ", E = " + format_significant(e));
   if (best + g <= max_gpus) {
     const double next = efficiency(compute, cluster, algorithm, overlap, best + g);
     a.derivation.push_back("at p = " + std::to_string(best + g) + ": " +
                            allreduce_formula(cluster, algorithm, best + g, compute.gradient_bytes,
                                              compute.collectives) +
-                           ", E = " + num(next) + " < " + num(target));
+                           ", E = " + format_significant(next) + " < " +
+                           format_significant(target));
   } else {
     a.answer += " (the search stops at " + std::to_string(max_gpus) + " GPUs)";
   }
@@ -156,11 +156,11 @@ Answer max_gpus(const ComputeFigures& compute, const ClusterFigures& cluster,
 Answer nic_bandwidth_needed(const ComputeFigures& compute, const ClusterFigures& cluster,
                             GuideAlgorithm algorithm, bool overlap, int gpus, double target) {
   Answer a;
-  a.question = "the NIC bandwidth per node for efficiency >= " + num(target) + " on " +
-               std::to_string(gpus) + " GPUs";
+  a.question = "the NIC bandwidth per node for efficiency >= " + format_significant(target) +
+               " on " + std::to_string(gpus) + " GPUs";
   a.derivation.push_back(compute_line(compute));
   const double allowed = allowed_allreduce(compute, overlap, target);
-  a.derivation.push_back(iteration_formula(overlap) + " >= " + num(target) +
+  a.derivation.push_back(iteration_formula(overlap) + " >= " + format_significant(target) +
                          "  <=>  T_ar <= A = " + ms(allowed));
   const int n = nodes_of(cluster, gpus);
   if (n <= 1) {
@@ -229,27 +229,30 @@ Answer parameter_servers_needed(const ComputeFigures& compute, const ClusterFigu
   a.derivation.push_back(
       "servers keep up with the workers: p·M/(S·B_s) <= M/B_w  <=>  S >= p·B_w/B_s = " +
       std::to_string(gpus) + "·" + gbps(worker) + "/" + gbps(server_bytes_per_second) + " = " +
-      num(gpus * worker / server_bytes_per_second));
+      format_significant(gpus * worker / server_bytes_per_second));
   // Rule 2: push and pull (2·p·M/S per server) within the time the target allows.
   const double allowed = allowed_allreduce(compute, overlap, target);
   int for_target = 0;
   if (allowed > 0) {
     for_target = int(std::ceil(2.0 * gpus * m / (server_bytes_per_second * allowed) - 1e-9));
-    a.derivation.push_back("push + pull within A = " + ms(allowed) + " (efficiency " + num(target) +
-                           "): S >= 2·p·M/(B_s·A) = 2·" + std::to_string(gpus) + "·" + mb(m) +
-                           "/(" + gbps(server_bytes_per_second) + "·" + ms(allowed) +
-                           ") = " + num(2.0 * gpus * m / (server_bytes_per_second * allowed)));
+    a.derivation.push_back(
+        "push + pull within A = " + ms(allowed) + " (efficiency " + format_significant(target) +
+        "): S >= 2·p·M/(B_s·A) = 2·" + std::to_string(gpus) + "·" + mb(m) + "/(" +
+        gbps(server_bytes_per_second) + "·" + ms(allowed) +
+        ") = " + format_significant(2.0 * gpus * m / (server_bytes_per_second * allowed)));
   }
   // Whatever S, every worker pushes and pulls all M through its own share of the NIC.
   const double worker_seconds = 2 * m / worker;
   const double best =
       compute.compute_seconds() / iteration_seconds(compute, worker_seconds, overlap);
   a.derivation.push_back("the workers' own links bound it for any S: 2M/B_w = 2·" + mb(m) + "/" +
-                         gbps(worker) + " = " + ms(worker_seconds) + ", so E <= " + num(best));
+                         gbps(worker) + " = " + ms(worker_seconds) +
+                         ", so E <= " + format_significant(best));
   if (best < target) {
     a.possible = false;
     a.answer = "none: with " + gbps(worker) + " per worker, push + pull alone take " +
-               ms(worker_seconds) + " and E stays <= " + num(best) + " < " + num(target) +
+               ms(worker_seconds) + " and E stays <= " + format_significant(best) + " < " +
+               format_significant(target) +
                " whatever the servers; an all-reduce moves less per worker";
     return a;
   }
@@ -322,9 +325,9 @@ Answer latency_bandwidth_crossover(const ClusterFigures& cluster, int gpus) {
   const double ring_a = 2.0 * (gpus - 1) * lat, ring_s = 2.0 * (gpus - 1) / (gpus * b);
   a.derivation.push_back("recursive doubling (" + std::to_string(rounds) + " rounds" +
                          (pow2 != gpus ? " + fold and unfold" : "") + "): T_rd = " + us(rd_a) +
-                         " + n·" + num(rd_s * 1e12) + " ps/B");
+                         " + n·" + format_significant(rd_s * 1e12) + " ps/B");
   a.derivation.push_back("ring: T_ring = 2(p-1)·a + n·2(p-1)/(p·B) = " + us(ring_a) + " + n·" +
-                         num(ring_s * 1e12) + " ps/B");
+                         format_significant(ring_s * 1e12) + " ps/B");
   if (gpus < 3 || rd_s <= ring_s || ring_a <= rd_a) {
     a.possible = false;
     a.answer = gpus < 3 ? "none: with " + std::to_string(gpus) + " GPUs both take one exchange"
@@ -333,10 +336,10 @@ Answer latency_bandwidth_crossover(const ClusterFigures& cluster, int gpus) {
   }
   const double n = (ring_a - rd_a) / (rd_s - ring_s);
   a.derivation.push_back("n* = (A_ring - A_rd)/(S_rd - S_ring) = (" + us(ring_a) + " - " +
-                         us(rd_a) + ")/(" + num(rd_s * 1e12) + " - " + num(ring_s * 1e12) +
-                         ") ps/B");
+                         us(rd_a) + ")/(" + format_significant(rd_s * 1e12) + " - " +
+                         format_significant(ring_s * 1e12) + ") ps/B");
   a.value = n;
-  a.answer = "about " + num(n / 1024) + " KiB: recursive doubling below, ring above";
+  a.answer = "about " + format_significant(n / 1024) + " KiB: recursive doubling below, ring above";
   return a;
 }
 

@@ -34,3 +34,11 @@ TEST_CASE("bandwidth and time conversions") {
   CHECK(format_bytes(256ull << 20) == "256 MiB");
   CHECK(format_bytes(1536) == "1.50 KiB");
 }
+
+TEST_CASE("figures print with fixed decimals or significant digits") {
+  CHECK(format_fixed(12.5, 3) == "12.500");
+  CHECK(format_fixed(0.0004, 2) == "0.00");
+  CHECK(format_significant(0.00021983) == "0.0002198");
+  CHECK(format_significant(13920.1) == "1.392e+04");
+  CHECK(format_significant(30.93, 3) == "30.9");
+}

@@ -42,5 +42,9 @@ std::string format_bytes(std::uint64_t bytes);
 // "25 Gb/s" style for a bandwidth in bytes/s, in bits (networks) or bytes (GPU links).
 std::string format_gbps(double bytes_per_second);
 std::string format_gigabytes_per_second(double bytes_per_second);
+// printf's "%.*f": `digits` decimals ("12.500").
+std::string format_fixed(double value, int digits);
+// printf's "%.*g": `digits` significant digits, for figures spanning orders of magnitude.
+std::string format_significant(double value, int digits = 4);
 
 } // namespace ddlsim
