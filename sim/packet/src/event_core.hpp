@@ -20,6 +20,9 @@ enum class EventKind : std::uint8_t {
   reduce_done,   // id = transfer
   timeout,       // id = transfer, aux = timer generation
   message_start, // id = transfer: the per-step overhead has passed, its packets may go
+  pace,          // id = port: a paced (DCQCN) message of this source port may send again
+  pfc_frame,     // id = port that receives it, aux = class | (1 << 8 if PAUSE, else RESUME)
+  rate_timer,    // id = transfer, aux = timer generation: DCQCN's rate increase timer
 };
 
 struct Event {

@@ -44,6 +44,17 @@ struct Port {
   std::uint32_t waiters_tail = kNil; // woken in that order, they share the room round robin
   std::uint32_t next_waiter = kNil;  // link in the list of the port this one waits on
   std::uint32_t sources = kNil;      // source ports: round-robin cursor over active messages
+  Picoseconds pace_at = -1;          // source ports: a pace event is due then (-1: none)
+  std::uint32_t pool = kNil;         // switch ports with a shared buffer: their switch's pool
+  // PFC. paused: classes the next switch told this port to hold (bit per class). The rest is
+  // the next switch's ingress accounting for this link, kept here because it is per link:
+  // bytes that came in by this link and still wait there, per class, and the classes paused.
+  std::uint8_t paused = 0;
+  std::uint8_t pause_sent = 0;
+  std::uint64_t xoff = 0;
+  std::uint64_t xon = 0;
+  std::uint64_t ingress_limit = 0; // xoff + headroom
+  std::array<std::uint64_t, kMaxPriorities> ingress{};
   // Statistics.
   std::uint64_t tx_bytes = 0;
   std::uint64_t peak_queued = 0;
@@ -104,9 +115,11 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
   if (port.classes[0].head != kNil) return port.classes[0].head;
   if (port.queued == 0) return kNil;
   const int classes = spec.priorities;
+  const unsigned paused = port.paused;
   if (spec.scheduler == Scheduler::strict || classes == 1) {
     for (int c = 0; c < classes; ++c)
-      if (port.classes[1 + c].head != kNil) return port.classes[1 + c].head;
+      if (port.classes[1 + c].head != kNil && !((paused >> c) & 1u))
+        return port.classes[1 + c].head;
     return kNil;
   }
   // DWRR: a class visited afresh gets its quantum (weight x MTU-sized packets); it is served
@@ -116,7 +129,7 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
     ClassQueue& q = port.classes[1 + port.dwrr_class];
     if (q.head == kNil) {
       q.deficit = 0;
-    } else {
+    } else if (!((paused >> port.dwrr_class) & 1u)) { // a paused class keeps its deficit
       if (port.dwrr_fresh) {
         const std::uint32_t weight =
             spec.dwrr_weights.empty() ? 1 : spec.dwrr_weights[port.dwrr_class];
@@ -129,7 +142,7 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
     port.dwrr_fresh = true;
   }
   for (int c = 0; c < classes; ++c) // unreachable with positive weights; keeps it total
-    if (port.classes[1 + c].head != kNil) return port.classes[1 + c].head;
+    if (port.classes[1 + c].head != kNil && !((paused >> c) & 1u)) return port.classes[1 + c].head;
   return kNil;
 }
 
@@ -142,18 +155,21 @@ inline void take(Port& port, PacketPool& pool, std::uint32_t id) {
 
 // The queued data packet a full buffer gives up for an arriving packet, or kNil to drop the
 // arrival itself. priority: the latest packet of the lowest class below the arrival's;
-// loss_tolerant: the latest droppable packet, if the arrival is not droppable itself.
+// loss_tolerant: the latest droppable packet, if the arrival is not droppable itself. Packets
+// of PFC's lossless classes are never evicted.
 inline std::uint32_t eviction_victim(const Port& port, const PacketPool& pool,
                                      const SwitchSpec& spec, const Packet& arriving) {
   if (spec.drop_policy == DropPolicy::priority) {
     for (int c = spec.priorities - 1; c > arriving.priority; --c)
-      if (port.classes[1 + c].tail != kNil) return port.classes[1 + c].tail;
+      if (port.classes[1 + c].tail != kNil && !spec.pfc.lossless(c))
+        return port.classes[1 + c].tail;
     return kNil;
   }
   if (spec.drop_policy == DropPolicy::loss_tolerant && !(arriving.flags & kDroppable)) {
     for (int c = spec.priorities - 1; c >= 0; --c)
-      for (std::uint32_t id = port.classes[1 + c].tail; id != kNil; id = pool[id].prev)
-        if (pool[id].flags & kDroppable) return id;
+      if (!spec.pfc.lossless(c))
+        for (std::uint32_t id = port.classes[1 + c].tail; id != kNil; id = pool[id].prev)
+          if (pool[id].flags & kDroppable) return id;
   }
   return kNil;
 }
