@@ -31,6 +31,8 @@ Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
 enum class Want : std::uint8_t { nothing, resend, send_new, window_full, paced, class_paused };
 
 constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
+// A coalescing receiver's log entry: the packet index, and this bit when it came ECN-marked.
+constexpr std::uint32_t kLogEcn = 1u << 31;
 
 class PacketRun {
 public:
@@ -534,11 +536,13 @@ private:
   void on_ack(std::uint32_t id, const Packet& ack) {
     Message& m = messages_[id];
     if (m.sender_done) return;
-    if (m.acked_bits.set(ack.seq)) {
-      ++m.acked;
-      m.last_progress = now_;
-      if (spec_.transport.congestion_control == CongestionControl::dctcp)
-        dctcp_on_ack(m, (ack.flags & kEcn) != 0);
+    if (spec_.transport.ack_every_packets == 1) {
+      acknowledge(m, ack.seq, (ack.flags & kEcn) != 0);
+    } else {
+      // A coalesced ACK covers entries [seq, aux) of the receiver's log (written before it
+      // left, so reading them here tells the sender nothing it could not know).
+      for (std::uint32_t i = ack.seq; i < ack.aux; ++i)
+        acknowledge(m, m.ack_log[i] & ~kLogEcn, (m.ack_log[i] & kLogEcn) != 0);
     }
     if (ack.flags & kComplete) {
       m.sender_done = true;
@@ -547,6 +551,13 @@ private:
       return;
     }
     activate(id);
+  }
+
+  void acknowledge(Message& m, std::uint32_t seq, bool marked) {
+    if (!m.acked_bits.set(seq)) return;
+    ++m.acked;
+    m.last_progress = now_;
+    if (spec_.transport.congestion_control == CongestionControl::dctcp) dctcp_on_ack(m, marked);
   }
 
   static void dctcp_on_ack(Message& m, bool marked) {
@@ -669,6 +680,7 @@ private:
     Message& m = messages_[id];
     bool gap = false;
     std::uint32_t gap_from = 0;
+    const bool fresh = !m.received_bits.test(packet.seq);
     if (!m.received_bits.set(packet.seq)) {
       ++result_.duplicates;
     } else {
@@ -704,7 +716,19 @@ private:
       send_control(id, packet, PacketKind::nack, gap_from, packet.seq, 0);
     const std::uint8_t flags =
         static_cast<std::uint8_t>((packet.flags & kEcn) | (again.receiver_done ? kComplete : 0));
-    send_control(id, packet, PacketKind::ack, packet.seq, 0, flags);
+    const std::uint32_t every = spec_.transport.ack_every_packets;
+    if (every == 1) {
+      send_control(id, packet, PacketKind::ack, packet.seq, 0, flags);
+      return;
+    }
+    // Coalesced: one ACK per `every` new packets, and at once when the receive completes or a
+    // duplicate shows that the sender is resending.
+    if (fresh) again.ack_log.push_back(packet.seq | ((packet.flags & kEcn) ? kLogEcn : 0));
+    const auto logged = static_cast<std::uint32_t>(again.ack_log.size());
+    if (logged - again.ack_sent < every && !again.receiver_done && fresh) return;
+    if (logged == again.ack_sent && !again.receiver_done) return;
+    send_control(id, packet, PacketKind::ack, again.ack_sent, logged, flags);
+    again.ack_sent = logged;
   }
 
   // An ACK or NACK for `data`, walking its path back from the receiver.
@@ -918,7 +942,7 @@ private:
     m.droppable = transport.loss_bound > 0;
     const std::uint64_t mtu = spec_.mtu_bytes;
     const std::uint64_t packets = std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu);
-    if (packets > 0xffffffffu)
+    if (packets >= kLogEcn) // indices leave the top bit for the coalesced-ACK log
       throw InputError("/engine/mtu_bytes",
                        "a message of " + format_bytes(m.bytes) + " needs " +
                            std::to_string(packets) +
@@ -949,6 +973,8 @@ private:
     m.byte_count = 0;
     m.timer_stage = m.byte_stage = 0;
     m.last_cnp = -1;
+    m.ack_log.clear();
+    m.ack_sent = 0;
     m.received = 0;
     m.received_payload = 0;
     m.highest = 0;

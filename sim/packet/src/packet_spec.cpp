@@ -127,6 +127,10 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
   if (auto v = object.optional("initial_window_packets"))
     spec.initial_window_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 24));
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);
+  if (auto v = object.optional("ack_every_packets")) {
+    spec.ack_every_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 16));
+    if (spec.ack_every_packets > 1 && !spec.reliable) v->fail("ACKs need \"reliable\": true");
+  }
   if (auto v = object.optional("priority")) {
     if (v->raw().is_string()) {
       const std::string rule =

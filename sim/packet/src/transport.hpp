@@ -91,6 +91,10 @@ struct Message {
   std::uint64_t byte_count = 0; // bytes sent since the byte counter last expired
   int timer_stage = 0;          // rate timer expiries since the last CNP
   int byte_stage = 0;           // byte counter expiries since the last CNP
+  // Coalesced ACKs (ack_every_packets > 1): the receiver logs each new packet (index, and the
+  // ECN bit) and an ACK covers the log entries [ack_sent, its end) when it leaves.
+  std::vector<std::uint32_t> ack_log;
+  std::uint32_t ack_sent = 0;
   // dcqcn, notification point (receiver).
   Picoseconds last_cnp = -1;
   // Receiver.

@@ -105,6 +105,10 @@ struct TransportSpec {
   Picoseconds rto = 1000 * kPsPerUs;
   std::uint32_t initial_window_packets = 16; // dctcp only
   DcqcnSpec dcqcn;                           // dcqcn only
+  // One ACK per this many new data packets of a message (and at once when the receive
+  // completes or a duplicate arrives). RoCE's RC transport lets one ACK acknowledge several
+  // packets and NICs coalesce; 1 (the default) keeps one ACK per packet.
+  std::uint32_t ack_every_packets = 1;
   // Loss-tolerant messages: data packets are marked droppable and a receive completes once
   // 1 - loss_bound of its bytes arrived. 0 = every byte must arrive.
   double loss_bound = 0;
