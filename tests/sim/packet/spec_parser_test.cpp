@@ -72,6 +72,8 @@ TEST_CASE("engine options parse with their defaults") {
   CHECK(rich.transport.dcqcn.byte_counter == 32u << 10);
   CHECK(rich.transport.dcqcn.additive_bytes_per_second == 5e9 / 8);
   CHECK(rich.transport.dcqcn.fast_recovery_steps == 3);
+  CHECK(defaults.transport.ack_every_packets == 1);
+  CHECK(parse(R"({"transport": {"ack_every_packets": 8}})").transport.ack_every_packets == 8);
   // The DCQCN paper's defaults.
   CHECK(defaults.transport.dcqcn.g == 1.0 / 256);
   CHECK(defaults.transport.dcqcn.cnp_interval == 50 * kPsPerUs);
@@ -102,6 +104,10 @@ TEST_CASE("bad engine options name their JSON pointer") {
              Catch::Contains("/engine/switch/pfc/xon_bytes"));
   CHECK_THAT(error_of(R"({"switch": {"dynamic_threshold_alpha": 2}})"),
              Catch::Contains("buffer_sharing"));
+  CHECK_THAT(error_of(R"({"transport": {"ack_every_packets": 0}})"),
+             Catch::Contains("/engine/transport/ack_every_packets"));
+  CHECK_THAT(error_of(R"({"transport": {"reliable": false, "ack_every_packets": 4}})"),
+             Catch::Contains("/engine/transport/ack_every_packets"));
   CHECK_THAT(error_of(R"({"transport": {"priority": 1}})"),
              Catch::Contains("/engine/transport/priority"));
   CHECK_THAT(error_of(R"({"switch": {"priorities": 2, "dwrr_weights": [1, 1]}})"),
