@@ -194,6 +194,12 @@ private:
     }
   }
 
+  // The message bytes a packet carries: a data packet's size less its header (not stored, so
+  // that a packet stays 48 bytes).
+  std::uint32_t payload_of(const Packet& packet) const {
+    return packet.kind == PacketKind::data ? packet.bytes - spec_.header_bytes : 0;
+  }
+
   void sample(std::uint32_t port_id) {
     Port& port = ports_[port_id];
     if (!options_.record_queues || !port.switch_port) return;
@@ -349,7 +355,7 @@ private:
     pool_.release(id);
     ++ports_[port_id].drops;
     ++result_.drops;
-    result_.bytes_dropped += packet.payload;
+    result_.bytes_dropped += payload_of(packet);
     if (packet.kind == PacketKind::data) ++result_.drops_by_priority[packet.priority];
     if (!spec_.transport.reliable)
       throw InputError("/engine/transport/reliable",
@@ -476,7 +482,6 @@ private:
     packet.seq = seq;
     packet.aux = 0;
     packet.bytes = payload + spec_.header_bytes;
-    packet.payload = payload;
     packet.port = m.port;
     packet.next_port = kNil;
     packet.in_port = kNil;
@@ -685,7 +690,7 @@ private:
       ++result_.duplicates;
     } else {
       ++m.received;
-      m.received_payload += packet.payload;
+      m.received_payload += payload_of(packet);
       if (packet.seq + 1 < m.highest) ++result_.reordered;
       if (packet.seq > m.highest && spec_.load_balancing == LoadBalancing::ecmp && !m.droppable) {
         gap = true;
@@ -741,7 +746,6 @@ private:
     packet.seq = seq;
     packet.aux = aux;
     packet.bytes = spec_.control_bytes;
-    packet.payload = 0;
     packet.hop = static_cast<std::uint16_t>(path.size() - 1);
     packet.port = ports_[path.back()].reverse;
     packet.next_port = kNil;
