@@ -22,7 +22,11 @@ struct ClassQueue {
   std::int64_t deficit = 0; // dwrr
 };
 
-struct Port {
+// Laid out hot first: what every crossing touches (the link, the queue totals, the flags, the
+// control queue and the first two data classes, the per-packet statistics) comes before the
+// rarely used parts (more classes, PFC accounting, drop and sample statistics), and a port
+// starts on a cache line. With ~20,000 ports at 1,024 GPUs, ports do not stay in cache.
+struct alignas(64) Port {
   // The link.
   double ps_per_byte = 0;
   Picoseconds latency = 0;
@@ -40,27 +44,28 @@ struct Port {
   bool blocked = false;     // waiting for room at the next port
   std::uint8_t dwrr_class = 0;
   bool dwrr_fresh = true;
+  // PFC: classes the next switch told this port to hold (bit per class).
+  std::uint8_t paused = 0;
   std::uint32_t waiters = kNil;      // lossless ports blocked on this one, first blocked first:
   std::uint32_t waiters_tail = kNil; // woken in that order, they share the room round robin
   std::uint32_t next_waiter = kNil;  // link in the list of the port this one waits on
   std::uint32_t sources = kNil;      // source ports: round-robin cursor over active messages
   Picoseconds pace_at = -1;          // source ports: a pace event is due then (-1: none)
   std::uint32_t pool = kNil;         // switch ports with a shared buffer: their switch's pool
-  // PFC. paused: classes the next switch told this port to hold (bit per class). The rest is
-  // the next switch's ingress accounting for this link, kept here because it is per link:
+  // Statistics updated per packet.
+  std::uint64_t tx_bytes = 0;
+  std::uint64_t peak_queued = 0;
+  std::array<ClassQueue, kMaxPriorities + 1> classes{}; // [0] control, [1 + c] data class c
+  // The next switch's PFC ingress accounting for this link, kept here because it is per link:
   // bytes that came in by this link and still wait there, per class, and the classes paused.
-  std::uint8_t paused = 0;
   std::uint8_t pause_sent = 0;
   std::uint64_t xoff = 0;
   std::uint64_t xon = 0;
   std::uint64_t ingress_limit = 0; // xoff + headroom
   std::array<std::uint64_t, kMaxPriorities> ingress{};
-  // Statistics.
-  std::uint64_t tx_bytes = 0;
-  std::uint64_t peak_queued = 0;
+  // Other statistics.
   std::uint64_t drops = 0;
   Picoseconds last_sample = -1;
-  std::array<ClassQueue, kMaxPriorities + 1> classes{}; // [0] control, [1 + c] data class c
 
   Picoseconds serialization(std::uint32_t bytes) const {
     return static_cast<Picoseconds>(static_cast<double>(bytes) * ps_per_byte + 0.5);
