@@ -23,7 +23,7 @@ namespace ddlsim::sim::packet {
 
 enum class EventKind : std::uint8_t {
   tx_done,       // id = port: its packet on the wire finished serializing
-  arrive,        // id = packet: it reached the far end of its link
+  arrive,        // id = packet: it reached the far end of its link; aux = its next port
   local_done,    // id = program, aux = step index
   reduce_done,   // id = transfer
   timeout,       // id = transfer, aux = timer generation

@@ -265,7 +265,7 @@ private:
     port.free_at = now_ + port.serialization(packet.bytes);
     last_tx_end_ = std::max(last_tx_end_, port.free_at);
     port.tx_bytes += packet.bytes;
-    events_.push(port.free_at + port.latency, Event{EventKind::arrive, id, 0});
+    events_.push(port.free_at + port.latency, Event{EventKind::arrive, id, next});
     if (port.has_queued() || port.sources != kNil) {
       port.tx_pending = true;
       events_.push(port.free_at, Event{EventKind::tx_done, port_id, 0});
@@ -999,6 +999,9 @@ private:
       on_tx_done(event.id);
       break;
     case EventKind::arrive:
+      // The packet and the port it arrives at are both likely cold: start fetching the port
+      // while the packet loads (aux is only this hint).
+      if (event.aux != kNil) __builtin_prefetch(&ports_[event.aux]);
       on_arrive(event.id);
       break;
     case EventKind::local_done:
