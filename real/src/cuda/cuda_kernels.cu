@@ -47,6 +47,21 @@ __global__ void spin_kernel(long long nanoseconds) {
   while (clock64() - start < nanoseconds * 3 / 2) {}
 }
 
+__device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void stamp_kernel(unsigned long long* slot) {
+  *slot = global_ns();
+}
+
+__global__ void pace_kernel(const unsigned long long* slot, long long nanoseconds) {
+  const unsigned long long start = *slot;
+  while (static_cast<long long>(global_ns() - start) < nanoseconds) {}
+}
+
 unsigned blocks_for(std::size_t n) {
   const std::size_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(blocks < 65535 ? (blocks == 0 ? 1 : blocks) : 65535);
@@ -89,6 +104,18 @@ cudaError_t launch_scale(int dtype, const void* src, void* dst, std::size_t n, d
 
 cudaError_t launch_spin(long long nanoseconds, cudaStream_t stream) {
   spin_kernel<<<1, 1, 0, stream>>>(nanoseconds);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_stamp(unsigned long long* slot, cudaStream_t stream) {
+  stamp_kernel<<<1, 1, 0, stream>>>(slot);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_pace(const unsigned long long* slot, long long nanoseconds,
+                        cudaStream_t stream) {
+  if (nanoseconds <= 0) return cudaSuccess;
+  pace_kernel<<<1, 1, 0, stream>>>(slot, nanoseconds);
   return cudaGetLastError();
 }
 
