@@ -4,8 +4,8 @@
 #include "ddlsim/real/cuda_backend.hpp"
 
 #include "cuda_kernels.hpp"
-#include "local_steps.hpp"
 #include "dtype.hpp"
+#include "local_steps.hpp"
 #include "step_rules.hpp"
 
 #include "ddlsim/collectives/reference.hpp"
@@ -309,8 +309,8 @@ private:
     const bool across = from_device != to_device;
     if (r.kind == coll::StepKind::recv) {
       if (r.bytes > 0)
-        must(across ? cudaMemcpyPeerAsync(at(to, r.dst), to_device, incoming, from_device,
-                                          r.bytes, receiver)
+        must(across ? cudaMemcpyPeerAsync(at(to, r.dst), to_device, incoming, from_device, r.bytes,
+                                          receiver)
                     : cudaMemcpyAsync(at(to, r.dst), incoming, r.bytes, cudaMemcpyDeviceToDevice,
                                       receiver),
              where(receive));

@@ -21,7 +21,6 @@ cudaError_t launch_spin(long long nanoseconds, cudaStream_t stream);
 // until `nanoseconds` have passed since the stamp. Between them a copy or reduce lasts at least
 // that long (a virtual link of a configured rate, see gpu_layout.hpp).
 cudaError_t launch_stamp(unsigned long long* slot, cudaStream_t stream);
-cudaError_t launch_pace(const unsigned long long* slot, long long nanoseconds,
-                        cudaStream_t stream);
+cudaError_t launch_pace(const unsigned long long* slot, long long nanoseconds, cudaStream_t stream);
 
 } // namespace ddlsim::real::cuda

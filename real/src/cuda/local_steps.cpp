@@ -54,8 +54,8 @@ void enqueue_local_step(const coll::Step& step, const coll::CollectiveCall& call
   case coll::Codec::topk:
     must(down ? launch_topk_compress(dtype, src, step.src.bytes, dst, step.dst.bytes, workspace,
                                      stream)
-              : launch_topk_decompress(dtype, src, step.src.bytes, dst, step.dst.bytes,
-                                       workspace, stream),
+              : launch_topk_decompress(dtype, src, step.src.bytes, dst, step.dst.bytes, workspace,
+                                       stream),
          "top-k kernels");
     return;
   case coll::Codec::fp16_cast:

@@ -22,8 +22,7 @@ struct StepFailure : std::runtime_error {
 // Enqueues `step` on `stream` (the current device must be the stream's). src, aux and dst point
 // at the step's ranges in the rank's device buffers (null for empty ranges). Throws StepFailure.
 void enqueue_local_step(const coll::Step& step, const coll::CollectiveCall& call, const void* src,
-                        const void* aux, void* dst, cudaStream_t stream,
-                        CodecWorkspace& workspace);
+                        const void* aux, void* dst, cudaStream_t stream, CodecWorkspace& workspace);
 
 // dst = a (op) b over `bytes` of the call's dtype (recv_reduce's arithmetic); throws StepFailure
 // for adasum, which has no GPU kernel.
