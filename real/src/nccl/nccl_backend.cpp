@@ -337,8 +337,8 @@ NcclRun run_nccl(const coll::Schedule& schedule, const NcclOptions& options,
   }
   // Nobody enters NCCL unless everybody is ready (a lone rank in ncclCommInitRank would wait).
   if (const int bad = first_failure(failure.empty()); bad >= 0) {
-    run.error = !failure.empty() ? failure
-                                 : "rank " + std::to_string(bad) + " failed (see its message)";
+    run.error =
+        !failure.empty() ? failure : "rank " + std::to_string(bad) + " failed (see its message)";
     return run;
   }
   try {

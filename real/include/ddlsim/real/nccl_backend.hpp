@@ -65,7 +65,6 @@ struct NcclRun {
 std::string nccl_unavailable_reason();
 
 // Runs `schedule` with one MPI process per rank; every process calls it with the same schedule.
-NcclRun run_nccl(const coll::Schedule& schedule, const NcclOptions& options,
-                 const MpiSession& mpi);
+NcclRun run_nccl(const coll::Schedule& schedule, const NcclOptions& options, const MpiSession& mpi);
 
 } // namespace ddlsim::real
