@@ -117,7 +117,7 @@ __global__ void topk_scatter_add_kernel(int dtype, const unsigned char* pairs, s
       atomicAdd(errors, 1u);
       continue;
     }
-    unsigned char value[4] = {};
+    alignas(4) unsigned char value[4] = {}; // load() reads it as one element
     for (std::size_t b = 0; b < e; ++b) value[b] = pair[4 + b];
     store(dtype, dst, index, load(dtype, dst, index) + load(dtype, value, 0));
   }

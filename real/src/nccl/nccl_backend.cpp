@@ -77,7 +77,19 @@ public:
   ~NcclRank() {
     cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
-    if (comm_) ncclCommDestroy(comm_);
+    if (comm_) {
+      // A non-blocking communicator finalises asynchronously: wait (bounded) before freeing it.
+      ncclResult_t state = ncclCommFinalize(comm_);
+      const auto until = Clock::now() + std::chrono::seconds(10);
+      while (state == ncclInProgress && Clock::now() < until) {
+        std::this_thread::yield();
+        ncclCommGetAsyncError(comm_, &state);
+      }
+      if (state == ncclSuccess)
+        ncclCommDestroy(comm_);
+      else
+        ncclCommAbort(comm_);
+    }
     for (void* pointer : buffers_)
       if (pointer) cudaFree(pointer);
     if (staging_) cudaFree(staging_);
