@@ -49,9 +49,14 @@ ErrorSummary summarize(std::span<const ValidationRow> rows, std::uint64_t min_by
 
 ValidationReport validate(const PointModel& model, const Calibration& calibration,
                           std::span<const MeasuredPoint> points, std::uint64_t min_bytes) {
+  return validate(model, std::span<const Calibration>(&calibration, 1), points, min_bytes);
+}
+
+ValidationReport validate(const PointModel& model, std::span<const Calibration> calibrations,
+                          std::span<const MeasuredPoint> points, std::uint64_t min_bytes) {
   ValidationReport report;
   report.min_bytes = min_bytes;
-  const std::vector<Prediction> predictions = model.predict(calibration, points);
+  const std::vector<Prediction> predictions = model.predict(calibrations, points);
   for (std::size_t i = 0; i < points.size(); ++i)
     report.rows.push_back(row_of(points[i], predictions[i], true));
   finish(report);

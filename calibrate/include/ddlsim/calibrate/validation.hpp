@@ -35,6 +35,9 @@ struct ValidationReport {
 
 ValidationReport validate(const PointModel& model, const Calibration& calibration,
                           std::span<const MeasuredPoint> points, std::uint64_t min_bytes);
+// With several calibrations, each on its node groups (a heterogeneous cluster).
+ValidationReport validate(const PointModel& model, std::span<const Calibration> calibrations,
+                          std::span<const MeasuredPoint> points, std::uint64_t min_bytes);
 
 // How to split points into fit and predict sets:
 //   "kfold:K"          K folds by size rank (point i in fold i mod K); every point predicted once
