@@ -40,7 +40,7 @@ void run(const CalibrateOptions& options) {
   LoadedMeasurements loaded = load_measurements(options.inputs);
   const calib::PointModel model(loaded.cluster, loaded.scenario ? loaded.scenario->seed : 1);
   calib::FitOptions fit_options;
-  fit_options.protocols = choose_protocols(options.protocols, loaded);
+  choose_protocols(options.protocols, loaded, fit_options);
   fit_options.max_iterations = options.max_iterations;
   const calib::FitReport fit = calib::fit_calibration(model, loaded.points, fit_options);
 
@@ -48,6 +48,8 @@ void run(const CalibrateOptions& options) {
   const bool library_chose = std::any_of(loaded.points.begin(), loaded.points.end(),
                                          [](const auto& p) { return p.algorithm.empty(); });
   if (library_chose) std::cout << "# assumed: " << model.choice_model() << "\n";
+  if (!fit.protocol_selection.empty())
+    std::cout << "# protocol selection: " << fit.protocol_selection << "\n";
   std::cout << "# fit: " << loaded.points.size() << " points, " << fit.iterations << " iterations, "
             << fit.evaluations << " model evaluations\n";
   std::cout << "# parameter                          value   rel. s.e.  determined by the data\n";
@@ -79,6 +81,7 @@ void run(const CalibrateOptions& options) {
   for (const calib::MeasuredSet& set : loaded.sets) sources.push_back(system_json(set));
   Json assumed = Json::array();
   if (library_chose) assumed.push_back(model.choice_model());
+  if (!fit.protocol_selection.empty()) assumed.push_back(fit.protocol_selection);
   for (const std::string& note : loaded.notes) assumed.push_back(note);
   Json residuals = Json::array();
   for (std::size_t i = 0; i < loaded.points.size(); ++i)

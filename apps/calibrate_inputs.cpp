@@ -104,19 +104,21 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
 
 namespace ddlsim::cli {
 
-std::vector<std::string> choose_protocols(const std::string& flag, LoadedMeasurements& loaded) {
-  std::vector<std::string> protocols;
+void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib::FitOptions& fit) {
+  fit.protocols.clear();
+  fit.optional_protocol.clear();
   if (!flag.empty()) {
     std::istringstream in(flag);
     for (std::string item; std::getline(in, item, ',');)
-      if (!item.empty()) protocols.push_back(item);
-    return protocols;
+      if (!item.empty()) fit.protocols.push_back(item);
+    return;
   }
   if (std::none_of(loaded.points.begin(), loaded.points.end(),
                    [](const calib::MeasuredPoint& p) { return p.algorithm.empty(); })) {
     loaded.notes.push_back("protocols simple only (every point names its algorithm: no NCCL "
                            "protocol choice to model)");
-    return {"simple"};
+    fit.protocols = {"simple"};
+    return;
   }
   // The system of the set with the most ranks (the one the collective points come from).
   const calib::MeasuredSet* widest = nullptr;
@@ -125,7 +127,8 @@ std::vector<std::string> choose_protocols(const std::string& flag, LoadedMeasure
   const calib::ProtocolChoice choice =
       calib::infer_nccl_protocols(widest->system, loaded.cluster);
   loaded.notes.push_back(choice.reason + "; --protocols overrides");
-  return choice.protocols;
+  fit.protocols = choice.protocols;
+  fit.optional_protocol = choice.optional;
 }
 
 } // namespace ddlsim::cli

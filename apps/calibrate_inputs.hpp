@@ -2,6 +2,7 @@
 // measured files, and the cluster the points are modelled on (a scenario, or one inferred).
 #pragma once
 
+#include "ddlsim/calibrate/fit_calibration.hpp"
 #include "ddlsim/calibrate/measured_files.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 
@@ -39,7 +40,7 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs);
 // The protocols to fit: the --protocols list when given, else NCCL's default rule applied to
 // what the measurements and the cluster say (nccl_protocols.hpp), appended to `loaded.notes`;
 // one protocol when every point names its algorithm (ddlsim reports: no NCCL protocols).
-std::vector<std::string> choose_protocols(const std::string& flag, LoadedMeasurements& loaded);
+void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib::FitOptions& fit);
 
 // Loads a scenario file ignoring its "calibration" key (so that fits start from the hardware's
 // nominal values, and cross-validation does not see a calibration fitted on all points).

@@ -69,8 +69,9 @@ void run(const ValidateOptions& options) {
     throw InputError("--min-bytes " + options.min_bytes, "expected a byte size such as 64KiB");
   LoadedMeasurements loaded = load_measurements(options.inputs);
   const calib::PointModel model(loaded.cluster, loaded.scenario->seed);
-  std::vector<std::string> protocols;
-  if (!options.cross_validate.empty()) protocols = choose_protocols(options.protocols, loaded);
+  calib::FitOptions fit;
+  fit.max_iterations = options.max_iterations;
+  if (!options.cross_validate.empty()) choose_protocols(options.protocols, loaded, fit);
   for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";
   if (std::any_of(loaded.points.begin(), loaded.points.end(),
                   [](const auto& p) { return p.algorithm.empty(); }))
@@ -81,9 +82,6 @@ void run(const ValidateOptions& options) {
     if (!options.calibration.empty())
       throw InputError("--calibration", "cross-validation fits its own calibrations; drop "
                                         "--calibration or --cross-validate");
-    calib::FitOptions fit;
-    fit.max_iterations = options.max_iterations;
-    fit.protocols = protocols;
     report = calib::cross_validate(model, loaded.points,
                                    calib::parse_cross_validation(options.cross_validate), fit,
                                    *min_bytes);

@@ -114,9 +114,18 @@ ProtocolChoice infer_nccl_protocols(const MeasuredSystem& system, const topo::Cl
                  "assumed GPUDirect RDMA)"
                : "GPU and NIC on one PCIe switch, transport " + system.transport;
   }
+  const std::string rule =
+      "NCCL's default rule: " + gpu + " " + arch + ", NVLink inside the node, " + path;
+  if (version == 0) {
+    // LL128's default depends on the release (none before 2.5; Ampere from 2.7, ...).
+    choice.optional = "ll128";
+    choice.reason = "protocols simple, ll, and ll128 if the data support it (" + rule +
+                    " would enable LL128 in a current release, but the log does not say its "
+                    "NCCL version: fitted with and without LL128)";
+    return choice;
+  }
   choice.protocols = {"simple", "ll", "ll128"};
-  choice.reason = "protocols simple, ll, ll128 (NCCL's default rule: " + gpu + " " + arch +
-                  ", NVLink inside the node, " + path + "; " + version_note + ")";
+  choice.reason = "protocols simple, ll, ll128 (" + rule + "; " + version_note + ")";
   return choice;
 }
 

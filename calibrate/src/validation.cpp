@@ -150,6 +150,8 @@ ValidationReport cross_validate(const PointModel& model, std::span<const Measure
     if (test.empty())
       throw InputError("--cross-validate " + how.text, "leaves no points to predict");
     const FitReport fit = fit_calibration(model, train, options);
+    if (!fit.protocol_selection.empty())
+      report.notes.push_back("fit " + std::to_string(f + 1) + ": " + fit.protocol_selection);
     const std::vector<Prediction> predicted = model.predict(fit.calibration, test);
     for (std::size_t k = 0; k < test.size(); ++k)
       report.rows[test_index[k]] = row_of(test[k], predicted[k], true);
@@ -163,6 +165,7 @@ ValidationReport cross_validate(const PointModel& model, std::span<const Measure
 
 void print_validation(const ValidationReport& report, std::ostream& out) {
   out << "# " << report.mode << "\n";
+  for (const std::string& note : report.notes) out << "# " << note << "\n";
   out << "#        size  ranks   measured(us)  simulated(us)   error%  algorithm/protocol\n";
   char line[256];
   for (const ValidationRow& row : report.rows) {

@@ -9,8 +9,9 @@
 //   - across nodes, the GPU reaches its NIC through PCIe switches only (typeInter <= PATH_PXB),
 //     i.e. GPUDirect RDMA: not with NCCL's socket transport (NET/Socket stages through host
 //     memory) and not with GPUs and NICs on the CPU root complex.
-// Where the measurement does not say (no NCCL version, no transport line), the newest rule and
-// the scenario's topology decide, and the reason says so.
+// Where the log has no transport line, the scenario's topology decides. Where it has no NCCL
+// version and the newest rule would enable LL128, whether it ran is not known: LL128 becomes
+// `optional` (the fit keeps it only where the data support it). The reason says which.
 #pragma once
 
 #include "ddlsim/calibrate/measurement.hpp"
@@ -23,6 +24,7 @@ namespace ddlsim::calib {
 
 struct ProtocolChoice {
   std::vector<std::string> protocols; // the bandwidth one ("simple") first
+  std::string optional;               // a protocol that may have run ("ll128"), or ""
   std::string reason;                 // one line, printed as an inference
 };
 

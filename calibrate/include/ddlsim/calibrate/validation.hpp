@@ -31,6 +31,7 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::uint64_t min_bytes = 64 * 1024; // the goal's size threshold
   ErrorSummary all, large;             // every (predicted) point; those >= min_bytes
+  std::vector<std::string> notes;      // per fit of a cross-validation: protocol selection
 };
 
 ValidationReport validate(const PointModel& model, const Calibration& calibration,
