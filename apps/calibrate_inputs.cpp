@@ -66,9 +66,10 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
     if (hints.nodes == 0) hints.nodes = nodes;
     if (hints.gpus_per_node == 0) hints.gpus_per_node = gpus;
   }
-  const calib::NcclColumn column = inputs.column == "in-place"       ? calib::NcclColumn::in_place
-                                   : inputs.column == "out-of-place" ? calib::NcclColumn::out_of_place
-                                                                     : calib::NcclColumn::mean;
+  const calib::NcclColumn column = inputs.column == "in-place" ? calib::NcclColumn::in_place
+                                   : inputs.column == "out-of-place"
+                                       ? calib::NcclColumn::out_of_place
+                                       : calib::NcclColumn::mean;
   const calib::MeasuredSystem* widest = nullptr;
   for (const std::string& file : inputs.files)
     loaded.sets.push_back(calib::read_measured_file(file, hints, column));
@@ -124,8 +125,7 @@ void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib
   const calib::MeasuredSet* widest = nullptr;
   for (const calib::MeasuredSet& set : loaded.sets)
     if (!widest || set.system.ranks > widest->system.ranks) widest = &set;
-  const calib::ProtocolChoice choice =
-      calib::infer_nccl_protocols(widest->system, loaded.cluster);
+  const calib::ProtocolChoice choice = calib::infer_nccl_protocols(widest->system, loaded.cluster);
   loaded.notes.push_back(choice.reason + "; --protocols overrides");
   fit.protocols = choice.protocols;
   fit.optional_protocol = choice.optional;

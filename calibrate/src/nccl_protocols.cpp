@@ -45,11 +45,11 @@ int compute_capability(const std::string& gpu_name) {
   };
   // Longest-first where one name contains another (A100 before A10, H100 before H10).
   static constexpr Arch kArchs[] = {
-      {"GB200", 100}, {"B200", 100}, {"B100", 100}, {"GH200", 90},   {"H200", 90},
-      {"H100", 90},   {"H800", 90},  {"H20", 90},   {"L40", 89},     {"L4", 89},
-      {"A100", 80},   {"A800", 80},  {"A30", 80},   {"A10G", 86},    {"A10", 86},
-      {"A40", 86},    {"A6000", 86}, {"A5000", 86}, {"RTX 30", 86},  {"T4", 75},
-      {"V100", 70},   {"TITAN V", 70}, {"P100", 60}, {"P40", 61},    {"K80", 37}};
+      {"GB200", 100}, {"B200", 100},   {"B100", 100}, {"GH200", 90},  {"H200", 90},
+      {"H100", 90},   {"H800", 90},    {"H20", 90},   {"L40", 89},    {"L4", 89},
+      {"A100", 80},   {"A800", 80},    {"A30", 80},   {"A10G", 86},   {"A10", 86},
+      {"A40", 86},    {"A6000", 86},   {"A5000", 86}, {"RTX 30", 86}, {"T4", 75},
+      {"V100", 70},   {"TITAN V", 70}, {"P100", 60},  {"P40", 61},    {"K80", 37}};
   for (const Arch& arch : kArchs)
     if (name.find(arch.token) != std::string::npos) return arch.cc;
   return 0;
@@ -59,9 +59,9 @@ ProtocolChoice infer_nccl_protocols(const MeasuredSystem& system, const topo::Cl
   ProtocolChoice choice;
   choice.protocols = {"simple", "ll"};
   const int version = nccl_version(system.library_version);
-  const std::string version_note =
-      version ? "NCCL " + version_text(version) + " (from the log)"
-              : "NCCL version not in the log: assumed a current release";
+  const std::string version_note = version
+                                       ? "NCCL " + version_text(version) + " (from the log)"
+                                       : "NCCL version not in the log: assumed a current release";
   auto off = [&](const std::string& why) {
     choice.reason = "protocols simple, ll (LL128 off: " + why + "; " + version_note + ")";
     return choice;

@@ -109,11 +109,10 @@ TEST_CASE("a calibration targets node groups by preset or pointer; several combi
   const Json nodes = {{{"preset", "dgx1-v100"}, {"count", 2}},
                       {{"preset", "dgx-a100"}, {"count", 2}},
                       {{"preset", "dgx1-v100"}, {"count", 1}}};
-  Json scenario = {
-      {"topology", {{"nodes", nodes}}},
-      {"workload", {{"type", "collective"}, {"op", "all_reduce"}, {"sizes", {1024}}}},
-      {"calibration",
-       {{{"file", "old.json"}, {"node_groups", {"/topology/nodes/0"}}}, "new.json"}}};
+  Json scenario = {{"topology", {{"nodes", nodes}}},
+                   {"workload", {{"type", "collective"}, {"op", "all_reduce"}, {"sizes", {1024}}}},
+                   {"calibration",
+                    {{{"file", "old.json"}, {"node_groups", {"/topology/nodes/0"}}}, "new.json"}}};
   const Scenario s = load_scenario(scenario, "s.json", dir);
   const auto& groups = s.topology.node_groups;
   CHECK(groups[0].spec.nic_bytes_per_second == Approx(10e9)); // nodes/0: old.json

@@ -7,11 +7,11 @@
 // points (point_model.hpp) takes the fastest, as NCCL's tuner does.
 //
 // A calibration may target node groups (`node_groups`: selectors of the scenario's
-// topology.nodes entries, by preset, GPU model or "/topology/nodes/N"; empty = every group), so that a heterogeneous cluster carries one
-// calibration per kind of node. Several calibrations apply together (apply_calibrations): each
-// sets its groups' links; the engine-wide values combine as a synchronous collective sees them
-// (the largest per-step and launch overheads, the slowest reduction rate), because the slowest
-// participant paces every step.
+// topology.nodes entries, by preset, GPU model or "/topology/nodes/N"; empty = every group), so
+// that a heterogeneous cluster carries one calibration per kind of node. Several calibrations apply
+// together (apply_calibrations): each sets its groups' links; the engine-wide values combine as a
+// synchronous collective sees them (the largest per-step and launch overheads, the slowest
+// reduction rate), because the slowest participant paces every step.
 #pragma once
 
 #include "ddlsim/core/json_reader.hpp"
