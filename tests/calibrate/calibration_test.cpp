@@ -92,7 +92,7 @@ TEST_CASE("applying a calibration sets the calibrated classes and leaves the oth
   CHECK(spec.node_groups[0].spec.nic_bytes_per_second == Approx(10e9)); // idempotent
 }
 
-TEST_CASE("a calibration targets node groups by preset or pointer; several combine") {
+TEST_CASE("a calibration targets node groups by preset or pointer, and several combine") {
   const auto dir = std::filesystem::temp_directory_path() / "ddlsim_calibration_groups_test";
   std::filesystem::create_directories(dir);
   Calibration old_nodes = sample(); // NIC 10 GB/s, 5 us; per step 2 us; launch 3 us; 500 GB/s
