@@ -8,6 +8,7 @@
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/models/iteration_schedule.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
+#include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
 
@@ -149,6 +150,32 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path, "writing the output file failed (disk full?)");
 }
 
+// The iteration on the packet engine: the step records and completion in the common form.
+sim::CollectiveTiming simulate_training_packets(const Scenario& scenario,
+                                                const topo::Topology& topology,
+                                                topo::Router& router,
+                                                std::shared_ptr<const models::TrainingPlan> plan,
+                                                const sim::AnalyticOptions& engine) {
+  sim::packet::PacketOptions packet;
+  packet.spec = scenario.engine.packet;
+  packet.per_step_overhead = engine.per_step_overhead;
+  packet.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+  packet.copy_bytes_per_second = engine.copy_bytes_per_second;
+  packet.seed = engine.seed;
+  packet.record_steps = true;
+  packet.progress = engine.progress;
+  sim::packet::PacketTiming timing =
+      sim::packet::simulate_packet(topology, router, models::iteration_schedule(plan), packet);
+  sim::CollectiveTiming result;
+  result.complete = timing.complete;
+  result.time = timing.time;
+  result.steps = timing.steps;
+  result.transfers = timing.transfers;
+  result.bytes_sent = timing.bytes_sent;
+  result.steps_recorded = std::move(timing.steps_recorded);
+  return result;
+}
+
 } // namespace
 
 std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
@@ -185,6 +212,8 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
     flow.record_steps = true;
     flow.progress = engine.progress;
     result = sim::flow::simulate_flow(topology, router, models::iteration_schedule(plan), flow);
+  } else if (scenario.engine.type == "packet") {
+    result = simulate_training_packets(scenario, topology, router, plan, engine);
   } else {
     result = sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
   }
