@@ -13,6 +13,7 @@ namespace {
 const auto& registry() {
   static const std::array list{
       &gen::all_reduce_ring(),
+      &gen::all_reduce_nccl_ring(),
       &gen::all_reduce_recursive_doubling(),
       &gen::all_reduce_rabenseifner(),
       &gen::all_reduce_double_binary_tree(),

@@ -1,6 +1,6 @@
-// Targeted tests of the composed all-reduce generators (hierarchical, torus2d, blueconnect,
-// parameter_server, double_binary_tree) for what the property sweep does not choose: node
-// layouts, group sizes, servers, more chunks and channels; and their parameter checks.
+// Targeted tests of the composed all-reduce generators (hierarchical, nccl_ring, torus2d,
+// blueconnect, parameter_server, double_binary_tree) for what the property sweep does not choose:
+// node layouts, group sizes, servers, more chunks and channels; and their parameter checks.
 #include "helpers.hpp"
 
 #include "ddlsim/collectives/reference.hpp"
@@ -224,6 +224,55 @@ TEST_CASE("double_binary_tree: trees over nodes with a chain inside each node") 
         prove(call);
       }
   CHECK(failures == 0);
+}
+
+TEST_CASE("nccl_ring: node layouts with chunks and channels") {
+  failures = 0;
+  const std::vector<std::vector<int>> layouts{{1},    {5},       {2, 2, 2}, {3, 1, 4, 2},
+                                              {7, 1}, {1, 6, 1}, {8, 8},    {4, 4, 4, 4}};
+  for (const auto& sizes : layouts)
+    for (std::uint64_t n : {0, 1, 7, 1000, 4099})
+      for (int chunks : {1, 3})
+        for (int channels : {1, 3, 8})
+          for (Reduction reduction : {Reduction::sum, Reduction::avg}) {
+            CollectiveCall call = all_reduce("nccl_ring", 0, n, DataType::fp16, reduction);
+            call.node_of_rank = nodes_of(sizes);
+            call.ranks = int(call.node_of_rank.size());
+            call.params.chunks = chunks;
+            call.params.channels = channels;
+            prove(call);
+          }
+  CHECK(failures == 0);
+  CollectiveCall call = all_reduce("nccl_ring", 4, 16);
+  call.node_of_rank = {0, 1, 0, 1};
+  CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("list each node's ranks"));
+}
+
+TEST_CASE("nccl_ring: each channel crosses between nodes on its own GPU") {
+  // Two nodes of 4 ranks, 4 channels: channel c enters a node on local rank c and leaves it on
+  // local rank c-1, so the sends from node 0 to node 1 come from ranks 3, 0, 1, 2.
+  CollectiveCall call = all_reduce("nccl_ring", 8, 800);
+  call.node_of_rank = nodes_of({4, 4});
+  call.params.channels = 4;
+  const MaterializedSchedule m = materialize(Schedule::make(call));
+  for (int c = 0; c < 4; ++c) {
+    std::vector<std::pair<int, int>> crossings; // (from, to) of sends from node 0 to node 1
+    for (int r = 0; r < 8; ++r)
+      for (const Step& step : m.programs[std::size_t(r)][std::size_t(c)])
+        if (step.kind == StepKind::send && r < 4 && step.peer >= 4)
+          crossings.emplace_back(r, step.peer);
+    REQUIRE(!crossings.empty());
+    for (const auto& [from, to] : crossings) {
+      CHECK(from == (c + 3) % 4);
+      CHECK(to == 4 + c);
+    }
+  }
+  // One rank per node (no node_of_rank): the plain ring r -> r+1 in every channel.
+  call.node_of_rank.clear();
+  const MaterializedSchedule flat = materialize(Schedule::make(call));
+  for (int c = 0; c < 4; ++c)
+    for (const Step& step : flat.programs[3][std::size_t(c)])
+      if (step.kind == StepKind::send) CHECK(step.peer == 4);
 }
 
 TEST_CASE("composed generators reject params they do not use") {

@@ -7,6 +7,7 @@
 namespace ddlsim::coll::gen {
 
 const Algorithm& all_reduce_ring();
+const Algorithm& all_reduce_nccl_ring();
 const Algorithm& all_reduce_recursive_doubling();
 const Algorithm& all_reduce_rabenseifner();
 const Algorithm& all_reduce_double_binary_tree();

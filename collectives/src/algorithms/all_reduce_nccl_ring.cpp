@@ -1,0 +1,132 @@
+// all_reduce "nccl_ring": the ring all-reduce of `ring` run over K channels whose rings cross
+// between nodes on different GPUs, as NCCL's multi-channel rings do.
+//
+// NCCL searches one ring per channel through each node's GPUs (src/graph/search.cc,
+// ncclTopoCompute; rings.cc connects them node after node) and, on a node with several NICs,
+// makes the channels enter and leave the node on different GPUs, each near its own NIC, so that
+// the channels together use all of the node's NICs (S. Jeaugey, "NCCL 2.0", GTC 2017, and
+// "Massively scale your deep learning training with NCCL 2.4", NVIDIA blog 2019: rings per
+// channel, one NIC each). `ring` in rank order instead crosses from node m to node m+1 on the
+// same GPU pair in every channel, so all inter-node traffic goes through one NIC per node.
+//
+// Ring of channel c (K = params.channels): node by node in node order (nodes from
+// call.node_of_rank, each node's ranks consecutive; empty = one rank per node), and inside a node
+// of L ranks the local ranks off, off+1, ..., off-1 (mod L) with off = floor(c·L/K) mod L. The
+// channel enters the node on local rank off and leaves it on local rank off-1, so with K = L
+// channels every GPU of a node is the exit of one channel and the entry of the next. Nodes may
+// differ in size (each uses its own L); one rank per node gives the plain ring r -> r+1.
+//
+// Cost per channel, on its slice of n/K bytes (the ring's, Thakur, Rabenseifner & Gropp 2005,
+// sec. 4.4): 2(p-1)α + 2(n/K)(p-1)/p·β + (n/K)(p-1)/p·γ. All channels run at once; across nodes
+// channel c's hops leave on the NIC of local rank off_c - 1, so a node's 2n(p-1)/p bytes sent
+// out are spread over its GPUs, and over its NICs in proportion to the GPUs each NIC serves,
+// instead of all on one. Inside a node each channel sends over L-1 NVLink/PCIe hops as `ring`.
+// params.chunks = C pipelines each block in C chunks as `ring` does (latency 2(p-1)Cα per
+// channel; γ hides behind β). avg: the owner of a finished block scales it by 1/p.
+#include "phases.hpp"
+#include "registry.hpp"
+
+#include <vector>
+
+namespace ddlsim::coll::gen {
+
+namespace {
+
+// First local rank of channel `channel` of `channels` in a node of `size` ranks.
+int entry_offset(int channel, int channels, int size) {
+  return static_cast<int>((static_cast<long long>(channel) * size / channels) % size);
+}
+
+// Position of `rank` on channel `channel`'s ring, and its neighbours there.
+Ring channel_ring(const CollectiveCall& call, int rank, int channel) {
+  const int channels = call.params.channels;
+  const NodeOf node = node_of(call, rank);
+  const int local = rank - node.first, L = node.size;
+  const int off = entry_offset(channel, channels, L);
+  const int in_node = ((local - off) % L + L) % L;
+  Ring ring;
+  ring.size = call.ranks;
+  ring.pos = node.first + in_node; // nodes are consecutive in rank order
+  if (in_node < L - 1) {
+    ring.right = node.first + (local + 1) % L;
+  } else { // leave the node: enter the next one on its entry rank
+    const int next = (node.node + 1) % node.nodes;
+    const int first = node_first_rank(call, next);
+    const int size = node_first_rank(call, next + 1) - first;
+    ring.right = first + entry_offset(channel, channels, size);
+  }
+  if (in_node > 0) {
+    ring.left = node.first + (local - 1 + L) % L;
+  } else { // entered from the previous node's exit rank
+    const int prev = (node.node + node.nodes - 1) % node.nodes;
+    const int first = node_first_rank(call, prev);
+    const int size = node_first_rank(call, prev + 1) - first;
+    ring.left = first + (entry_offset(channel, channels, size) + size - 1) % size;
+  }
+  return ring;
+}
+
+StepStream nccl_ring_all_reduce(Shape s, Ring ring) {
+  Program prog(s.channel);
+  const int p = s.p, r = ring.pos;
+  // Elements of chunk j of this channel's slice of block b.
+  auto piece = [&s](long long b, int j) {
+    return sub(sub(s.block(s.mod(b)), std::uint64_t(s.channels), std::uint64_t(s.channel)),
+               std::uint64_t(s.chunks), std::uint64_t(j));
+  };
+  if (p == 1) {
+    const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
+    co_yield prog.emit(copy_step(s.at(Buffer::input, slice), s.at(Buffer::output, slice)));
+    co_return;
+  }
+  // last[j]: the step that last wrote chunk j of the block this rank forwards next.
+  std::vector<std::uint32_t> last(std::size_t(s.chunks), kNoStep);
+  for (int step = 0; step < p - 1; ++step) // reduce-scatter: ends owning block r+1
+    for (int j = 0; j < s.chunks; ++j) {
+      const Buffer from = step == 0 ? Buffer::input : Buffer::output;
+      co_yield prog.emit(send_step(ring.right, s.at(from, piece(r - step, j))), last[j]);
+      const ElementRange into = piece(r - step - 1, j);
+      co_yield prog.emit(
+          recv_reduce_step(ring.left, s.at(Buffer::input, into), s.at(Buffer::output, into)));
+      last[j] = prog.last();
+    }
+  if (s.avg())
+    for (int j = 0; j < s.chunks; ++j) {
+      co_yield prog.emit(scale_step(s.at(Buffer::output, piece(r + 1, j)), 1.0 / p), last[j]);
+      last[j] = prog.last();
+    }
+  for (int step = 0; step < p - 1; ++step) // all-gather
+    for (int j = 0; j < s.chunks; ++j) {
+      co_yield prog.emit(send_step(ring.right, s.at(Buffer::output, piece(r + 1 - step, j))),
+                         last[j]);
+      co_yield prog.emit(recv_step(ring.left, s.at(Buffer::output, piece(r - step, j))));
+      last[j] = prog.last();
+    }
+}
+
+class NcclRingAllReduce final : public PhasedGenerator {
+public:
+  NcclRingAllReduce()
+      : PhasedGenerator("nccl_ring", Op::all_reduce,
+                        "ring all-reduce on K channels, channel c entering each node (from "
+                        "node_of_rank) on local rank c·L/K so channels cross nodes on different "
+                        "GPUs and NICs; 2(p-1)α + 2n(p-1)/p·β + n(p-1)/p·γ spread over the "
+                        "channels; uses chunks, channels (NCCL rings, Jeaugey 2017)") {}
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+    check_node_layout(call);
+  }
+  StepStream program(const CollectiveCall& call, int rank, int channel) const override {
+    return nccl_ring_all_reduce(shape_of(call, rank, channel), channel_ring(call, rank, channel));
+  }
+};
+
+} // namespace
+
+const Algorithm& all_reduce_nccl_ring() {
+  static const NcclRingAllReduce algorithm;
+  return algorithm;
+}
+
+} // namespace ddlsim::coll::gen
