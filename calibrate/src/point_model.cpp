@@ -32,10 +32,14 @@ int PointModel::ring_channels() const {
 std::string PointModel::choice_model() const {
   std::string text = "NCCL chose the algorithm: modelled as NCCL's tuner does, the fastest of Ring "
                      "(ddlsim `ring`";
-  if (nodes_ > 1)
-    text += "; for all-reduce across nodes `nccl_ring` on " + std::to_string(ring_channels()) +
-            " channels, one per GPU of a node, entering and leaving each node on a different "
-            "GPU and so using all its NICs, as NCCL's rings do";
+  if (nodes_ > 1) {
+    const int channels = ring_channels();
+    text += "; for all-reduce across nodes `nccl_ring`";
+    text += channels > 1 ? " on " + std::to_string(channels) +
+                               " channels, one per GPU of a node, each entering and leaving a "
+                               "node on its own GPU and so its NIC, as NCCL's rings do"
+                         : " (one GPU per node: the plain ring in node order)";
+  }
   text += ")";
   if (nodes_ > 1 && gpus_per_node_ > 1)
     text += " and, for all-reduce, Tree (ddlsim `torus2d` {" + std::to_string(gpus_per_node_) +

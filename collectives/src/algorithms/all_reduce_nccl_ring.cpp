@@ -79,29 +79,46 @@ StepStream nccl_ring_all_reduce(Shape s, Ring ring) {
     co_yield prog.emit(copy_step(s.at(Buffer::input, slice), s.at(Buffer::output, slice)));
     co_return;
   }
-  // last[j]: the step that last wrote chunk j of the block this rank forwards next.
-  std::vector<std::uint32_t> last(std::size_t(s.chunks), kNoStep);
-  for (int step = 0; step < p - 1; ++step) // reduce-scatter: ends owning block r+1
-    for (int j = 0; j < s.chunks; ++j) {
-      const Buffer from = step == 0 ? Buffer::input : Buffer::output;
-      co_yield prog.emit(send_step(ring.right, s.at(from, piece(r - step, j))), last[j]);
+  // Receives are posted ahead, as NCCL's receiver offers its buffer slots before the data
+  // comes: a send then starts as soon as its data is ready, and the ring's latency is the chain
+  // of hops a block travels (only ~2N of them between nodes), not one inter-node latency per
+  // step as when each receive waits for the previous one. The reduce-scatter receives (steps
+  // t·C + j) go first: each writes a block nothing reads before it. An all-gather receive
+  // overwrites the block this rank's reduce-scatter sent at the same step, so it waits for that
+  // send to complete; they are all posted before the all-gather sends.
+  const int C = s.chunks;
+  for (int step = 0; step < p - 1; ++step)
+    for (int j = 0; j < C; ++j) {
       const ElementRange into = piece(r - step - 1, j);
       co_yield prog.emit(
           recv_reduce_step(ring.left, s.at(Buffer::input, into), s.at(Buffer::output, into)));
-      last[j] = prog.last();
     }
+  auto reduced = [C](int step, int j) { return std::uint32_t(step * C + j); };
+  for (int step = 0; step < p - 1; ++step) // reduce-scatter: ends owning block r+1
+    for (int j = 0; j < C; ++j) {
+      const Buffer from = step == 0 ? Buffer::input : Buffer::output;
+      co_yield prog.emit(send_step(ring.right, s.at(from, piece(r - step, j))),
+                         step == 0 ? kNoStep : reduced(step - 1, j));
+    }
+  auto scattered = [C, p](int step, int j) { return std::uint32_t((p - 1 + step) * C + j); };
+  for (int step = 0; step < p - 1; ++step)
+    for (int j = 0; j < C; ++j)
+      co_yield prog.emit(recv_step(ring.left, s.at(Buffer::output, piece(r - step, j))),
+                         scattered(step, j));
+  auto gathered = [C, p](int step, int j) { return std::uint32_t((2 * (p - 1) + step) * C + j); };
+  // done[j]: the step after which this rank's finished chunk j of block r+1 may be sent.
+  std::vector<std::uint32_t> done(static_cast<std::size_t>(C));
+  for (int j = 0; j < C; ++j) done[std::size_t(j)] = reduced(p - 2, j);
   if (s.avg())
-    for (int j = 0; j < s.chunks; ++j) {
-      co_yield prog.emit(scale_step(s.at(Buffer::output, piece(r + 1, j)), 1.0 / p), last[j]);
-      last[j] = prog.last();
+    for (int j = 0; j < C; ++j) {
+      co_yield prog.emit(scale_step(s.at(Buffer::output, piece(r + 1, j)), 1.0 / p),
+                         done[std::size_t(j)]);
+      done[std::size_t(j)] = prog.last();
     }
   for (int step = 0; step < p - 1; ++step) // all-gather
-    for (int j = 0; j < s.chunks; ++j) {
+    for (int j = 0; j < C; ++j)
       co_yield prog.emit(send_step(ring.right, s.at(Buffer::output, piece(r + 1 - step, j))),
-                         last[j]);
-      co_yield prog.emit(recv_step(ring.left, s.at(Buffer::output, piece(r - step, j))));
-      last[j] = prog.last();
-    }
+                         step == 0 ? done[std::size_t(j)] : gathered(step - 1, j));
 }
 
 class NcclRingAllReduce final : public PhasedGenerator {
