@@ -267,6 +267,10 @@ TEST_CASE("nccl_ring: each channel crosses between nodes on its own GPU") {
       CHECK(to == 4 + c);
     }
   }
+  // The reduce-scatter receives are all posted first, before any send.
+  for (int c = 0; c < 4; ++c)
+    for (int i = 0; i < 7; ++i)
+      CHECK(m.programs[5][std::size_t(c)][std::size_t(i)].kind == StepKind::recv_reduce);
   // One rank per node (no node_of_rank): the plain ring r -> r+1 in every channel.
   call.node_of_rank.clear();
   const MaterializedSchedule flat = materialize(Schedule::make(call));

@@ -21,8 +21,13 @@
 // channel c's hops leave on the NIC of local rank off_c - 1, so a node's 2n(p-1)/p bytes sent
 // out are spread over its GPUs, and over its NICs in proportion to the GPUs each NIC serves,
 // instead of all on one. Inside a node each channel sends over L-1 NVLink/PCIe hops as `ring`.
-// params.chunks = C pipelines each block in C chunks as `ring` does (latency 2(p-1)Cα per
-// channel; γ hides behind β). avg: the owner of a finished block scales it by 1/p.
+// Receives are posted ahead (NCCL's receiver offers buffer slots before the data comes), so a
+// send starts once its data is ready: the latency is the chain of 2(p-1) hops a block travels,
+// of which only about 2N cross nodes, ≈ 2(p-N)α_intra + 2N·α_inter, which is also how NCCL's
+// tuner counts a ring's latency (src/graph/tuning.cc: 2·nNodes inter-node steps). `ring` posts
+// each receive after the previous one has completed, so there every step waits out the slowest
+// (inter-node) hop: 2(p-1)α_inter. params.chunks = C pipelines each block in C chunks as `ring`
+// does (γ hides behind β). avg: the owner of a finished block scales it by 1/p.
 #include "phases.hpp"
 #include "registry.hpp"
 
