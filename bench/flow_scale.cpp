@@ -4,13 +4,15 @@
 // sim/flow), so its peak RSS is the child's own; the analytic figures are this process's.
 // scripts/bench runs the table.
 //
-//   bench_flow_scale ALGORITHM RANKS [BYTES] [lv08|cm02] [MAX_WALL_SECONDS] [STEPS_FILE]
+//   bench_flow_scale ALGORITHM RANKS [BYTES] [MODEL] [MAX_WALL_SECONDS] [STEPS_FILE]
 //   e.g. bench_flow_scale hierarchical 16384 268435456 lv08 600
 //
-// With MAX_WALL_SECONDS (0: no limit) the flow run stops there and prints how far it got. With
-// STEPS_FILE it writes every step of the flow run there, one line each (rank, channel, kind,
-// peer, bytes, start and end in picoseconds), sorted, so that two builds of the engine can be
-// compared step by step with cmp.
+// MODEL is lv08 (default) or cm02, SimGrid's models with their defaults, or lv08-nocross /
+// cm02-nocross, the same with network/crosstraffic off (no 5% reverse traffic for TCP acks),
+// which shows what the reverse traffic costs the solver. With MAX_WALL_SECONDS (0: no limit) the
+// flow run stops there and prints how far it got. With STEPS_FILE it writes every step of the flow
+// run there, one line each (rank, channel, kind, peer, bytes, start and end in picoseconds),
+// sorted, so that two builds of the engine can be compared step by step with cmp.
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
@@ -81,8 +83,11 @@ int main(int argc, char** argv) {
   const std::string model = argc > 4 ? argv[4] : "lv08";
   const double max_wall = argc > 5 ? std::atof(argv[5]) : 0;
   const char* steps_file = argc > 6 ? argv[6] : nullptr;
-  if (ranks < 8 || ranks % 8 != 0 || (model != "lv08" && model != "cm02")) {
-    std::fprintf(stderr, "RANKS must be a multiple of 8 and the model lv08 or cm02\n");
+  const bool nocross = model.ends_with("-nocross");
+  const std::string base_model = nocross ? model.substr(0, 4) : model;
+  if (ranks < 8 || ranks % 8 != 0 || (base_model != "lv08" && base_model != "cm02")) {
+    std::fprintf(stderr, "RANKS must be a multiple of 8 and MODEL lv08, cm02, lv08-nocross or "
+                         "cm02-nocross\n");
     return 2;
   }
   try {
@@ -110,7 +115,8 @@ int main(int argc, char** argv) {
     // Flow first, so that the child it forks does not inherit the analytic run's memory.
     sim::flow::FlowOptions options;
     options.model.network_model =
-        model == "cm02" ? sim::flow::NetworkModel::cm02 : sim::flow::NetworkModel::lv08;
+        base_model == "cm02" ? sim::flow::NetworkModel::cm02 : sim::flow::NetworkModel::lv08;
+    if (nocross) options.model.crosstraffic = false;
     const auto flow_start = std::chrono::steady_clock::now();
     if (max_wall > 0)
       options.progress = [&](Picoseconds, std::uint64_t) {
