@@ -7,7 +7,6 @@
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <cmath>

@@ -21,11 +21,10 @@ namespace sg = simgrid::s4u;
 namespace routing = simgrid::kernel::routing;
 using LinkImpl = simgrid::kernel::resource::StandardLinkImpl;
 
-// Hosts have this many cores, so that the local steps of a program (and the compute of several
-// programs on one host, should they overlap) never share a core: the analytic engine does not
-// slow concurrent local work down either.
+// Hosts have this many cores and this speed (one flop is one picosecond of work). The programs
+// time their local work themselves (flow_run.cpp); work_seconds() converts a duration the way an
+// execution on such a host would take it.
 constexpr int kCoresPerHost = 1024;
-// One flop is one picosecond of work: every execution is given as a duration.
 constexpr double kHostSpeed = 1e12;
 
 void start_simgrid(const FlowEngineSpec& spec, std::size_t actors) {
