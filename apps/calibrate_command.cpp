@@ -17,17 +17,10 @@ namespace {
 struct CalibrateOptions {
   MeasuredInputs inputs;
   std::string output;
-  std::string protocols = "simple,ll";
+  std::string protocols; // empty: NCCL's default rule (choose_protocols)
+  std::vector<std::string> node_groups;
   int max_iterations = 100;
 };
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
 
 Json system_json(const calib::MeasuredSet& set) {
   const calib::MeasuredSystem& s = set.system;
@@ -44,10 +37,10 @@ Json system_json(const calib::MeasuredSet& set) {
 }
 
 void run(const CalibrateOptions& options) {
-  const LoadedMeasurements loaded = load_measurements(options.inputs);
+  LoadedMeasurements loaded = load_measurements(options.inputs);
   const calib::PointModel model(loaded.cluster, loaded.scenario ? loaded.scenario->seed : 1);
   calib::FitOptions fit_options;
-  fit_options.protocols = split_list(options.protocols);
+  choose_protocols(options.protocols, loaded, fit_options);
   fit_options.max_iterations = options.max_iterations;
   const calib::FitReport fit = calib::fit_calibration(model, loaded.points, fit_options);
 
@@ -55,6 +48,8 @@ void run(const CalibrateOptions& options) {
   const bool library_chose = std::any_of(loaded.points.begin(), loaded.points.end(),
                                          [](const auto& p) { return p.algorithm.empty(); });
   if (library_chose) std::cout << "# assumed: " << model.choice_model() << "\n";
+  if (!fit.protocol_selection.empty())
+    std::cout << "# protocol selection: " << fit.protocol_selection << "\n";
   std::cout << "# fit: " << loaded.points.size() << " points, " << fit.iterations << " iterations, "
             << fit.evaluations << " model evaluations\n";
   std::cout << "# parameter                          value   rel. s.e.  determined by the data\n";
@@ -81,10 +76,12 @@ void run(const CalibrateOptions& options) {
   calib::print_validation(in_sample, std::cout);
 
   calib::Calibration calibration = fit.calibration;
+  calibration.node_groups = options.node_groups;
   Json sources = Json::array();
   for (const calib::MeasuredSet& set : loaded.sets) sources.push_back(system_json(set));
   Json assumed = Json::array();
   if (library_chose) assumed.push_back(model.choice_model());
+  if (!fit.protocol_selection.empty()) assumed.push_back(fit.protocol_selection);
   for (const std::string& note : loaded.notes) assumed.push_back(note);
   Json residuals = Json::array();
   for (std::size_t i = 0; i < loaded.points.size(); ++i)
@@ -127,7 +124,12 @@ void add_calibrate_command(CLI::App& app) {
                   "Least-squares iterations at most (default 100; fewer for a quick check)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--protocols", options->protocols,
-                  "Protocols to fit, the bandwidth one first (simple, ll, ll128)");
+                  "Protocols to fit, the bandwidth one first (simple, ll, ll128); default: "
+                  "NCCL's default rule for the measured system (printed)");
+  cmd->add_option("--node-groups", options->node_groups,
+                  "Node groups (names or presets) a scenario applies this calibration to "
+                  "(default: every group); a heterogeneous cluster carries one per group")
+      ->delimiter(',');
   add_measured_flags(*cmd, options->inputs);
   cmd->callback([options] { run(*options); });
 }

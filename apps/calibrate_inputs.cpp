@@ -1,7 +1,10 @@
 #include "calibrate_inputs.hpp"
+#include "ddlsim/calibrate/nccl_protocols.hpp"
 #include "ddlsim/core/input_error.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 namespace ddlsim::cli {
 
@@ -19,11 +22,12 @@ void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
                  "GPUs per node of the measured system, when logs do not say")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--column", inputs.column,
-                 "nccl-tests time column: out-of-place (default), in-place, or mean (of the two)")
+                 "nccl-tests time column: mean (default: of out-of-place and in-place, two "
+                 "measurements of the same operation), out-of-place, or in-place")
       ->check(CLI::IsMember({"out-of-place", "in-place", "mean"}));
   cmd.add_option("--ranks", inputs.ranks,
-                 "Use only the points measured on this many ranks (e.g. drop a log's "
-                 "single-GPU baseline runs)")
+                 "Use only the points measured on this many ranks (default: all, except that "
+                 "1-rank baseline runs are left out of a multi-rank set)")
       ->check(CLI::PositiveNumber);
 }
 
@@ -63,24 +67,68 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
     if (hints.gpus_per_node == 0) hints.gpus_per_node = gpus;
   }
   const calib::NcclColumn column = inputs.column == "in-place" ? calib::NcclColumn::in_place
-                                   : inputs.column == "mean"   ? calib::NcclColumn::mean
-                                                               : calib::NcclColumn::out_of_place;
+                                   : inputs.column == "out-of-place"
+                                       ? calib::NcclColumn::out_of_place
+                                       : calib::NcclColumn::mean;
   const calib::MeasuredSystem* widest = nullptr;
   for (const std::string& file : inputs.files)
     loaded.sets.push_back(calib::read_measured_file(file, hints, column));
+  // A 1-rank run is a local copy (nccl-tests' single-GPU baseline), not a collective over the
+  // system's links: by default it stays out of a set that has multi-rank runs.
+  bool multi_rank = false;
+  for (const calib::MeasuredSet& set : loaded.sets)
+    for (const calib::MeasuredPoint& point : set.points) multi_rank |= point.ranks > 1;
+  std::size_t single_rank_dropped = 0;
   for (const calib::MeasuredSet& set : loaded.sets) {
     for (const std::string& note : set.system.notes)
       loaded.notes.push_back(set.source + ": " + note);
-    for (const calib::MeasuredPoint& point : set.points)
-      if (inputs.ranks == 0 || point.ranks == inputs.ranks) loaded.points.push_back(point);
+    for (const calib::MeasuredPoint& point : set.points) {
+      const bool keep = inputs.ranks ? point.ranks == inputs.ranks : !multi_rank || point.ranks > 1;
+      if (keep) loaded.points.push_back(point);
+      if (!inputs.ranks && !keep) ++single_rank_dropped;
+    }
     if (!widest || set.system.ranks > widest->ranks) widest = &set.system;
   }
+  if (single_rank_dropped > 0)
+    loaded.notes.push_back("left out " + std::to_string(single_rank_dropped) +
+                           " points of 1-rank runs (single-GPU baselines: a local copy, not a "
+                           "collective over the links); --ranks 1 fits them alone");
   if (loaded.points.empty())
     throw InputError(inputs.ranks ? "--ranks " + std::to_string(inputs.ranks)
                                   : inputs.files.front(),
                      "leaves no measured points");
   if (!loaded.scenario) loaded.cluster = calib::generic_cluster(*widest, loaded.notes);
   return loaded;
+}
+
+} // namespace ddlsim::cli
+
+namespace ddlsim::cli {
+
+void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib::FitOptions& fit) {
+  fit.protocols.clear();
+  fit.optional_protocol.clear();
+  if (!flag.empty()) {
+    std::istringstream in(flag);
+    for (std::string item; std::getline(in, item, ',');)
+      if (!item.empty()) fit.protocols.push_back(item);
+    return;
+  }
+  if (std::none_of(loaded.points.begin(), loaded.points.end(),
+                   [](const calib::MeasuredPoint& p) { return p.algorithm.empty(); })) {
+    loaded.notes.push_back("protocols simple only (every point names its algorithm: no NCCL "
+                           "protocol choice to model)");
+    fit.protocols = {"simple"};
+    return;
+  }
+  // The system of the set with the most ranks (the one the collective points come from).
+  const calib::MeasuredSet* widest = nullptr;
+  for (const calib::MeasuredSet& set : loaded.sets)
+    if (!widest || set.system.ranks > widest->system.ranks) widest = &set;
+  const calib::ProtocolChoice choice = calib::infer_nccl_protocols(widest->system, loaded.cluster);
+  loaded.notes.push_back(choice.reason + "; --protocols overrides");
+  fit.protocols = choice.protocols;
+  fit.optional_protocol = choice.optional;
 }
 
 } // namespace ddlsim::cli

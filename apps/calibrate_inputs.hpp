@@ -2,6 +2,7 @@
 // measured files, and the cluster the points are modelled on (a scenario, or one inferred).
 #pragma once
 
+#include "ddlsim/calibrate/fit_calibration.hpp"
 #include "ddlsim/calibrate/measured_files.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 
@@ -19,8 +20,8 @@ struct MeasuredInputs {
   std::string op;
   int nodes = 0;
   int gpus_per_node = 0;
-  std::string column = "out-of-place";
-  int ranks = 0; // keep only points with this many ranks; 0 = all
+  std::string column = "mean"; // of the in-place and out-of-place times
+  int ranks = 0; // keep only points with this many ranks; 0 = all but 1-rank baselines
 };
 
 // Adds --scenario, --op, --nodes, --gpus-per-node, --column, --ranks.
@@ -35,6 +36,11 @@ struct LoadedMeasurements {
 };
 
 LoadedMeasurements load_measurements(const MeasuredInputs& inputs);
+
+// The protocols to fit: the --protocols list when given, else NCCL's default rule applied to
+// what the measurements and the cluster say (nccl_protocols.hpp), appended to `loaded.notes`;
+// one protocol when every point names its algorithm (ddlsim reports: no NCCL protocols).
+void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib::FitOptions& fit);
 
 // Loads a scenario file ignoring its "calibration" key (so that fits start from the hardware's
 // nominal values, and cross-validation does not see a calibration fitted on all points).

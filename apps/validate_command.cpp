@@ -22,21 +22,25 @@ struct ValidateOptions {
   std::string plot;
   std::string json;
   std::string min_bytes = "64KiB";
-  std::string protocols = "simple,ll";
+  std::string protocols; // empty: NCCL's default rule (choose_protocols)
   int max_iterations = 100;
 };
 
-// The calibration the scenario itself would run with: its "calibration" file, or its engine
-// settings alone.
-calib::Calibration scenario_calibration(const std::string& scenario_file) {
+// The calibrations the scenario itself runs with: its "calibration" files, each on its node
+// groups, or its engine settings alone.
+std::vector<calib::Calibration> scenario_calibrations(const std::string& scenario_file) {
   const Scenario scenario = load_scenario_file(scenario_file);
-  if (!scenario.calibration_file.empty())
-    return calib::read_calibration_file(scenario.calibration_file);
+  std::vector<calib::Calibration> calibrations;
+  for (const Scenario::CalibrationRef& ref : scenario.calibrations) {
+    calibrations.push_back(calib::read_calibration_file(ref.file));
+    if (!ref.node_groups.empty()) calibrations.back().node_groups = ref.node_groups;
+  }
+  if (!calibrations.empty()) return calibrations;
   calib::Calibration c;
   c.protocols.front().per_step_overhead = scenario.engine.per_step_overhead;
   c.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
   c.launch_overhead = scenario.engine.launch_overhead;
-  return c;
+  return {c};
 }
 
 void write_plot(const calib::ValidationReport& report, const std::string& png) {
@@ -63,8 +67,11 @@ void run(const ValidateOptions& options) {
   const auto min_bytes = parse_byte_size(options.min_bytes);
   if (!min_bytes)
     throw InputError("--min-bytes " + options.min_bytes, "expected a byte size such as 64KiB");
-  const LoadedMeasurements loaded = load_measurements(options.inputs);
+  LoadedMeasurements loaded = load_measurements(options.inputs);
   const calib::PointModel model(loaded.cluster, loaded.scenario->seed);
+  calib::FitOptions fit;
+  fit.max_iterations = options.max_iterations;
+  if (!options.cross_validate.empty()) choose_protocols(options.protocols, loaded, fit);
   for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";
   if (std::any_of(loaded.points.begin(), loaded.points.end(),
                   [](const auto& p) { return p.algorithm.empty(); }))
@@ -75,19 +82,15 @@ void run(const ValidateOptions& options) {
     if (!options.calibration.empty())
       throw InputError("--calibration", "cross-validation fits its own calibrations; drop "
                                         "--calibration or --cross-validate");
-    calib::FitOptions fit;
-    fit.max_iterations = options.max_iterations;
-    fit.protocols.clear();
-    std::istringstream in(options.protocols);
-    for (std::string item; std::getline(in, item, ',');) fit.protocols.push_back(item);
     report = calib::cross_validate(model, loaded.points,
                                    calib::parse_cross_validation(options.cross_validate), fit,
                                    *min_bytes);
   } else {
-    const calib::Calibration calibration = options.calibration.empty()
-                                               ? scenario_calibration(options.inputs.scenario)
-                                               : calib::read_calibration_file(options.calibration);
-    report = calib::validate(model, calibration, loaded.points, *min_bytes);
+    const std::vector<calib::Calibration> calibrations =
+        options.calibration.empty()
+            ? scenario_calibrations(options.inputs.scenario)
+            : std::vector<calib::Calibration>{calib::read_calibration_file(options.calibration)};
+    report = calib::validate(model, calibrations, loaded.points, *min_bytes);
     report.mode = options.calibration.empty() ? "scenario " + options.inputs.scenario
                                               : "calibration " + options.calibration;
   }
@@ -120,7 +123,8 @@ void add_validate_command(CLI::App& app) {
                   "Least-squares iterations at most (default 100; fewer for a quick check)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--protocols", options->protocols,
-                  "Protocols the cross-validation fits (simple, ll, ll128)");
+                  "Protocols the cross-validation fits (simple, ll, ll128); default: NCCL's "
+                  "default rule for the measured system (printed)");
   cmd->add_option("--min-bytes", options->min_bytes,
                   "Size from which the second summary line counts (default 64KiB)");
   cmd->add_option("--plot", options->plot, "Write measured vs simulated curves (PNG) to FILE");

@@ -1,6 +1,7 @@
 #include "ddlsim/calibrate/calibration.hpp"
 #include "ddlsim/core/input_error.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 namespace ddlsim::calib {
@@ -51,11 +52,48 @@ Picoseconds nominal_latency(const topo::NodeSpec& node, LinkGroup group) {
   return 0;
 }
 
-EngineCalibration apply_calibration(const Calibration& calibration, topo::ClusterSpec& spec,
-                                    std::size_t protocol) {
-  const ProtocolCalibration& proto = calibration.protocols.at(protocol);
-  for (topo::NodeGroup& group : spec.node_groups) {
-    topo::NodeSpec& node = group.spec;
+bool node_group_matches(const topo::ClusterSpec& spec, std::size_t index,
+                        const std::string& selector) {
+  const topo::NodeSpec& node = spec.node_groups.at(index).spec;
+  return (node.preset != "custom" && node.preset == selector) || node.gpu_model == selector ||
+         selector == "/topology/nodes/" + std::to_string(index);
+}
+
+namespace {
+
+bool targets(const Calibration& calibration, const topo::ClusterSpec& spec, std::size_t index) {
+  if (calibration.node_groups.empty()) return true;
+  return std::any_of(
+      calibration.node_groups.begin(), calibration.node_groups.end(),
+      [&](const std::string& selector) { return node_group_matches(spec, index, selector); });
+}
+
+void check_selectors(const Calibration& calibration, const topo::ClusterSpec& spec) {
+  for (std::size_t i = 0; i < calibration.node_groups.size(); ++i) {
+    const std::string& selector = calibration.node_groups[i];
+    bool found = false;
+    for (std::size_t g = 0; g < spec.node_groups.size(); ++g)
+      found = found || node_group_matches(spec, g, selector);
+    if (found) continue;
+    std::string known;
+    for (std::size_t g = 0; g < spec.node_groups.size(); ++g) {
+      const topo::NodeSpec& node = spec.node_groups[g].spec;
+      known += std::string(known.empty() ? "" : ", ") + "/topology/nodes/" + std::to_string(g) +
+               " (" + (node.preset != "custom" ? "preset \"" + node.preset + "\", " : "") +
+               "GPU \"" + node.gpu_model + "\")";
+    }
+    throw InputError("/node_groups/" + std::to_string(i),
+                     "no node group has the preset, GPU model or pointer \"" + selector +
+                         "\"; the topology's groups: " + known);
+  }
+}
+
+// Sets the links of the groups `calibration` targets under `proto`.
+void apply_links(const Calibration& calibration, const ProtocolCalibration& proto,
+                 topo::ClusterSpec& spec) {
+  for (std::size_t index = 0; index < spec.node_groups.size(); ++index) {
+    if (!targets(calibration, spec, index)) continue;
+    topo::NodeSpec& node = spec.node_groups[index].spec;
     for (LinkGroup g : kLinkGroups) {
       const LinkCalibration& link = calibration.link(g);
       if (!link.set) continue;
@@ -80,8 +118,48 @@ EngineCalibration apply_calibration(const Calibration& calibration, topo::Cluste
   if (calibration.link(LinkGroup::network).set &&
       spec.fabric.type == topo::FabricType::single_switch)
     spec.fabric.link_bytes_per_second = 0;
-  return {proto.per_step_overhead, calibration.launch_overhead,
-          calibration.reduce_bytes_per_second};
+}
+
+} // namespace
+
+EngineCalibration apply_calibration(const Calibration& calibration, topo::ClusterSpec& spec,
+                                    std::size_t protocol) {
+  return apply_calibrations(std::span<const Calibration>(&calibration, 1), spec, protocol);
+}
+
+EngineCalibration apply_calibrations(std::span<const Calibration> calibrations,
+                                     topo::ClusterSpec& spec, std::size_t protocol) {
+  EngineCalibration engine;
+  if (calibrations.empty()) return engine;
+  const std::string& name = calibrations.front().protocols.at(protocol).name;
+  std::vector<int> claimed(spec.node_groups.size(), -1);
+  for (std::size_t c = 0; c < calibrations.size(); ++c) {
+    const Calibration& calibration = calibrations[c];
+    check_selectors(calibration, spec);
+    for (std::size_t g = 0; g < spec.node_groups.size(); ++g) {
+      if (!targets(calibration, spec, g)) continue;
+      if (claimed[g] >= 0)
+        throw InputError("/node_groups",
+                         "node group " + std::to_string(g) + " is targeted by calibration " +
+                             std::to_string(claimed[g] + 1) + " and calibration " +
+                             std::to_string(c + 1) +
+                             "; give each calibration its own groups (\"node_groups\")");
+      claimed[g] = static_cast<int>(c);
+    }
+    const ProtocolCalibration* proto = &calibration.protocols.front();
+    for (const ProtocolCalibration& p : calibration.protocols)
+      if (p.name == name) proto = &p;
+    if (c == 0) proto = &calibration.protocols.at(protocol);
+    apply_links(calibration, *proto, spec);
+    // A synchronous collective runs at its slowest participant's pace.
+    engine.per_step_overhead = std::max(engine.per_step_overhead, proto->per_step_overhead);
+    engine.launch_overhead = std::max(engine.launch_overhead, calibration.launch_overhead);
+    if (calibration.reduce_bytes_per_second > 0 &&
+        (engine.reduce_bytes_per_second == 0 ||
+         calibration.reduce_bytes_per_second < engine.reduce_bytes_per_second))
+      engine.reduce_bytes_per_second = calibration.reduce_bytes_per_second;
+  }
+  return engine;
 }
 
 Json to_json(const Calibration& calibration) {
@@ -101,11 +179,13 @@ Json to_json(const Calibration& calibration) {
     protocols.push_back({{"name", p.name},
                          {"bandwidth_factor", p.bandwidth_factor},
                          {"per_step_overhead_ns", ps_to_ns(p.per_step_overhead)}});
-  return {{"format", kFormat},
-          {"links", links},
-          {"engine", engine},
-          {"protocols", protocols},
-          {"source", calibration.source}};
+  Json json = {{"format", kFormat},
+               {"links", links},
+               {"engine", engine},
+               {"protocols", protocols},
+               {"source", calibration.source}};
+  if (!calibration.node_groups.empty()) json["node_groups"] = calibration.node_groups;
+  return json;
 }
 
 Calibration calibration_from_json(const Json& json, const std::string& origin) {
@@ -154,6 +234,9 @@ Calibration calibration_from_json(const Json& json, const std::string& origin) {
         calibration.protocols.push_back(p);
       }
     }
+    if (auto groups = root.optional("node_groups"))
+      for (const JsonValue& value : groups->array(1, 1024))
+        calibration.node_groups.push_back(value.non_empty_string());
     if (auto source = root.optional("source")) {
       (void)source->object(); // free form, but an object
       calibration.source = source->raw();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace ddlsim::calib {
 namespace {
@@ -180,8 +181,10 @@ constexpr double kNoise = 0.05;
 
 } // namespace
 
-FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint> points,
-                          const FitOptions& options) {
+namespace {
+
+FitReport fit_protocols(const PointModel& model, std::span<const MeasuredPoint> points,
+                        const FitOptions& options) {
   if (points.empty()) throw InputError("calibrate", "no measured points to fit");
   if (options.protocols.empty() || options.protocols.size() > 3)
     throw InputError("--protocols", "expected one to three of simple, ll, ll128");
@@ -216,19 +219,42 @@ FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint
   report.weights = fit.weights;
   report.iterations = fit.iterations;
   report.evaluations = fit.evaluations;
+  for (double r : fit.residuals) {
+    const double a = std::abs(r); // Huber loss at the residuals' noise unit, k = 1.345
+    report.loss += a <= 1.345 ? a * a / 2 : 1.345 * a - 1.345 * 1.345 / 2;
+  }
   for (std::size_t j = 0; j < params.size(); ++j)
     report.parameters.push_back({params[j].name, reported_value(params[j], fit.x[j]),
                                  fit.standard_errors[j], fit.identified[j]});
-  // A link class the data cannot see keeps the scenario's values when applied.
-  for (LinkGroup g : kLinkGroups) {
-    bool seen = false;
-    for (std::size_t j = 0; j < params.size(); ++j)
-      if (params[j].group == g &&
-          (params[j].target == Target::latency || params[j].target == Target::efficiency))
-        seen = seen || fit.identified[j];
-    if (!seen) report.calibration.link(g).set = false;
-  }
+  // Every fitted link class is written, determined by the data or not: the calibration must
+  // reproduce the fit's own predictions (dropping an undetermined class whose estimate moved
+  // away from nominal changed the model between fit and prediction). A class the data cannot
+  // see at all (the NIC of a one-node system) is no parameter and stays unset.
   return report;
+}
+
+} // namespace
+
+FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint> points,
+                          const FitOptions& options) {
+  if (options.optional_protocol.empty()) return fit_protocols(model, points, options);
+  // Whether NCCL ran the optional protocol is not known: fit with and without it and keep it
+  // only when it lowers the loss by more than its two parameters cost (BIC: ln(n)/2 each).
+  FitReport without = fit_protocols(model, points, options);
+  FitOptions with_options = options;
+  with_options.protocols.push_back(options.optional_protocol);
+  with_options.optional_protocol.clear();
+  FitReport with = fit_protocols(model, points, with_options);
+  const double penalty = std::log(static_cast<double>(points.size()));
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%s: robust loss %.1f with it, %.1f without; kept only if lower by more than "
+                "%.1f (BIC for its 2 parameters): %s",
+                options.optional_protocol.c_str(), with.loss, without.loss, penalty,
+                with.loss + penalty < without.loss ? "kept" : "left out");
+  FitReport& chosen = with.loss + penalty < without.loss ? with : without;
+  chosen.protocol_selection = line;
+  return std::move(chosen);
 }
 
 } // namespace ddlsim::calib

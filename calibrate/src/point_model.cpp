@@ -73,6 +73,12 @@ std::vector<coll::CollectiveCall> PointModel::candidates(const MeasuredPoint& po
 
 std::vector<Prediction> PointModel::predict(const Calibration& calibration,
                                             std::span<const MeasuredPoint> points) const {
+  return predict(std::span<const Calibration>(&calibration, 1), points);
+}
+
+std::vector<Prediction> PointModel::predict(std::span<const Calibration> calibrations,
+                                            std::span<const MeasuredPoint> points) const {
+  const Calibration& calibration = calibrations.front();
   std::vector<Prediction> out(points.size());
   std::vector<double> best(points.size(), std::numeric_limits<double>::infinity());
   for (const MeasuredPoint& point : points)
@@ -83,7 +89,7 @@ std::vector<Prediction> PointModel::predict(const Calibration& calibration,
                                         " GPUs; describe the measured system in the scenario");
   for (std::size_t p = 0; p < calibration.protocols.size(); ++p) {
     topo::ClusterSpec spec = spec_;
-    const EngineCalibration engine = apply_calibration(calibration, spec, p);
+    const EngineCalibration engine = apply_calibrations(calibrations, spec, p);
     const topo::Topology topology = topo::build_topology(spec);
     topo::Router router(topology);
     sim::AnalyticOptions options;

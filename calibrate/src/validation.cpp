@@ -49,9 +49,14 @@ ErrorSummary summarize(std::span<const ValidationRow> rows, std::uint64_t min_by
 
 ValidationReport validate(const PointModel& model, const Calibration& calibration,
                           std::span<const MeasuredPoint> points, std::uint64_t min_bytes) {
+  return validate(model, std::span<const Calibration>(&calibration, 1), points, min_bytes);
+}
+
+ValidationReport validate(const PointModel& model, std::span<const Calibration> calibrations,
+                          std::span<const MeasuredPoint> points, std::uint64_t min_bytes) {
   ValidationReport report;
   report.min_bytes = min_bytes;
-  const std::vector<Prediction> predictions = model.predict(calibration, points);
+  const std::vector<Prediction> predictions = model.predict(calibrations, points);
   for (std::size_t i = 0; i < points.size(); ++i)
     report.rows.push_back(row_of(points[i], predictions[i], true));
   finish(report);
@@ -145,6 +150,8 @@ ValidationReport cross_validate(const PointModel& model, std::span<const Measure
     if (test.empty())
       throw InputError("--cross-validate " + how.text, "leaves no points to predict");
     const FitReport fit = fit_calibration(model, train, options);
+    if (!fit.protocol_selection.empty())
+      report.notes.push_back("fit " + std::to_string(f + 1) + ": " + fit.protocol_selection);
     const std::vector<Prediction> predicted = model.predict(fit.calibration, test);
     for (std::size_t k = 0; k < test.size(); ++k)
       report.rows[test_index[k]] = row_of(test[k], predicted[k], true);
@@ -158,6 +165,7 @@ ValidationReport cross_validate(const PointModel& model, std::span<const Measure
 
 void print_validation(const ValidationReport& report, std::ostream& out) {
   out << "# " << report.mode << "\n";
+  for (const std::string& note : report.notes) out << "# " << note << "\n";
   out << "#        size  ranks   measured(us)  simulated(us)   error%  algorithm/protocol\n";
   char line[256];
   for (const ValidationRow& row : report.rows) {

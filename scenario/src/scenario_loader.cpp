@@ -137,6 +137,27 @@ OutputSpec parse_output(const JsonValue& section) {
 }
 
 // Parses a scenario with includes already resolved. `with_sweep` = false for sweep points.
+// "calibration": "file.json", or a list of files and {"file", "node_groups": [...]} objects.
+std::vector<Scenario::CalibrationRef> parse_calibrations(const JsonValue& value) {
+  if (!value.raw().is_array()) return {{value.non_empty_string(), {}}};
+  std::vector<Scenario::CalibrationRef> refs;
+  for (const JsonValue& item : value.array(1, 1024)) {
+    if (!item.raw().is_object()) {
+      refs.push_back({item.non_empty_string(), {}});
+      continue;
+    }
+    JsonObject object = item.object();
+    Scenario::CalibrationRef ref;
+    ref.file = object.required("file").non_empty_string();
+    if (auto groups = object.optional("node_groups"))
+      for (const JsonValue& group : groups->array(1, 1024))
+        ref.node_groups.push_back(group.non_empty_string());
+    object.finish();
+    refs.push_back(ref);
+  }
+  return refs;
+}
+
 Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem::path& base_dir) {
   Scenario scenario;
   scenario.resolved = json;
@@ -149,7 +170,7 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
       detail::parse_workload(root.required("workload"), scenario.topology, base_dir);
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);
   if (auto v = root.optional("output")) scenario.output = parse_output(*v);
-  if (auto v = root.optional("calibration")) scenario.calibration_file = v->non_empty_string();
+  if (auto v = root.optional("calibration")) scenario.calibrations = parse_calibrations(*v);
   if (auto v = root.optional("seed"))
     scenario.seed = static_cast<std::uint64_t>(v->integer(0, INT64_MAX));
   if (auto v = root.optional("sweep"); v && with_sweep) scenario.sweep = parse_sweep(*v);
@@ -157,10 +178,6 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   root.finish();
   if (scenario.workload.type == "collective")
     check_collective(scenario.workload.collective, scenario.topology);
-  else if (scenario.engine.type == "packet")
-    throw InputError("/engine/type", "training workloads run on the analytic and flow engines in "
-                                     "this version, not \"packet\"; use \"analytic\" or "
-                                     "\"flow\"");
   return scenario;
 }
 
@@ -202,13 +219,19 @@ void check_sweep_points(const Scenario& scenario, const std::filesystem::path& b
 
 // Applies "calibration" to the cluster spec and engine settings, so every engine inherits it.
 void apply_calibration_file(Scenario& scenario, const std::filesystem::path& base_dir) {
-  if (scenario.calibration_file.empty()) return;
-  std::filesystem::path file = scenario.calibration_file;
-  if (file.is_relative()) file = base_dir / file;
+  if (scenario.calibrations.empty()) return;
   try {
-    const calib::Calibration calibration = calib::read_calibration_file(file);
+    std::vector<calib::Calibration> calibrations;
+    for (std::size_t i = 0; i < scenario.calibrations.size(); ++i) {
+      Scenario::CalibrationRef& ref = scenario.calibrations[i];
+      std::filesystem::path file = ref.file;
+      if (file.is_relative()) file = base_dir / file;
+      ref.file = file.string();
+      calibrations.push_back(calib::read_calibration_file(file));
+      if (!ref.node_groups.empty()) calibrations.back().node_groups = ref.node_groups;
+    }
     const calib::EngineCalibration engine =
-        calib::apply_calibration(calibration, scenario.topology);
+        calib::apply_calibrations(calibrations, scenario.topology);
     scenario.engine.per_step_overhead = engine.per_step_overhead;
     scenario.engine.launch_overhead = engine.launch_overhead;
     if (engine.reduce_bytes_per_second > 0)
@@ -216,7 +239,6 @@ void apply_calibration_file(Scenario& scenario, const std::filesystem::path& bas
   } catch (const InputError& e) {
     throw InputError("/calibration", e.what());
   }
-  scenario.calibration_file = file.string();
 }
 
 } // namespace

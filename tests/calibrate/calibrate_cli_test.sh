@@ -33,8 +33,11 @@ calibrate_and_validate() {  # LOG SCENARIO LIMIT EXTRA...
 # In-sample limits well above what the fits reach (README), so the test is about the loop.
 check "V100 log calibrates and validates" calibrate_and_validate \
   v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt v100-sxm2-8gpu-1node.json 25
-check "g5 log (2-rank run) calibrates and validates" calibrate_and_validate \
-  aws-g5.2xlarge-2node-tcp-socket-a10g.txt g5-2node-tcp.json 30 --ranks 2
+check "g5 log (2-rank run; 1-rank baselines left out by default) calibrates and validates" \
+  calibrate_and_validate aws-g5.2xlarge-2node-tcp-socket-a10g.txt g5-2node-tcp.json 30
+check "... saying it left the 1-rank runs out and why LL128 is off" bash -c "
+  grep -q 'left out 50 points of 1-rank runs' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt' &&
+  grep -q 'protocols simple, ll (LL128 off' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt'"
 check "p4de log calibrates and validates (quick fit)" calibrate_and_validate \
   aws-p4de.24xlarge-2node-efa-a100.txt p4de-2node-efa.json 60 --max-iterations 6
 check "the calibration says what was inferred" \
@@ -71,6 +74,33 @@ check "a scenario with \"calibration\" runs calibrated" bash -c "
   '$ddlsim' run '$work/v100-cal.json' | grep '^ *134217728' > '$work/cal.txt' &&
   ! cmp -s '$work/raw.txt' '$work/cal.txt' &&
   '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$work/v100-cal.json' | grep -q '^# scenario'"
+
+# Per node group: a two-group cluster whose first group carries the V100 calibration gives the
+# V100 log's 8 ranks (all on node 0) exactly the times the one-node scenario gives with that
+# calibration; targeting the g5 calibration at node 0 instead changes them.
+het_scenario() {  # OUT GROUP0_CAL GROUP1_CAL
+  cat >"$1" <<JSON
+{ "topology": { "nodes": [ { "preset": "cloud-8xv100-25g", "count": 1 }, { "preset": "dgx-a100", "count": 1 } ] },
+  "workload": { "type": "collective", "op": "all_reduce", "algorithm": "ring", "sizes": ["1MiB"] },
+  "calibration": [ { "file": "$2", "node_groups": ["cloud-8xv100-25g"] },
+                   { "file": "$3", "node_groups": ["/topology/nodes/1"] } ] }
+JSON
+}
+cp "$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.cal.json" "$work/g5.cal.json"
+het_scenario "$work/het.json" v100.cal.json v100.cal.json
+het_scenario "$work/het-swapped.json" g5.cal.json v100.cal.json
+simulated_column() { grep -E '^ +[0-9]+ +8 ' "$1" | awk '{ print $1, $4 }'; }
+export -f simulated_column
+check "per-group calibrations: node 0's calibration gives the one-node times" bash -c "
+  '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$work/het.json' >'$work/het.txt' &&
+  '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$scenarios/v100-sxm2-8gpu-1node.json' --calibration '$work/v100.cal.json' >'$work/one.txt' &&
+  '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --scenario '$work/het-swapped.json' >'$work/swapped.txt' &&
+  [[ \$(grep -cE '^ +[0-9]+ +8 ' '$work/het.txt') -eq 25 ]] &&
+  cmp -s <(simulated_column '$work/het.txt') <(simulated_column '$work/one.txt') &&
+  ! cmp -s <(simulated_column '$work/het.txt') <(simulated_column '$work/swapped.txt')"
+sed 's|"/topology/nodes/1"|"dgx-h100"|' "$work/het.json" >"$work/het-bad.json"
+check "a node-group selector that matches no group is an error naming the groups (exit 2)" \
+  expect_error 2 'no node group has the preset, GPU model or pointer "dgx-h100"' run "$work/het-bad.json"
 
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   check "--plot writes a PNG" bash -c "

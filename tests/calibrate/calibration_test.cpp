@@ -92,6 +92,57 @@ TEST_CASE("applying a calibration sets the calibrated classes and leaves the oth
   CHECK(spec.node_groups[0].spec.nic_bytes_per_second == Approx(10e9)); // idempotent
 }
 
+TEST_CASE("a calibration targets node groups by preset or pointer, and several combine") {
+  const auto dir = std::filesystem::temp_directory_path() / "ddlsim_calibration_groups_test";
+  std::filesystem::create_directories(dir);
+  Calibration old_nodes = sample(); // NIC 10 GB/s, 5 us; per step 2 us; launch 3 us; 500 GB/s
+  Calibration new_nodes;
+  new_nodes.link(LinkGroup::network) = {true, 2 * kPsPerUs, 40e9, 0.9};
+  new_nodes.launch_overhead = 4 * kPsPerUs;
+  new_nodes.reduce_bytes_per_second = 300e9;
+  new_nodes.protocols = {{"simple", 1.0, 1 * kPsPerUs}};
+  new_nodes.node_groups = {"dgx-a100"}; // the file's own target (calibrate --node-groups)
+  write_calibration_file(old_nodes, dir / "old.json");
+  write_calibration_file(new_nodes, dir / "new.json");
+  CHECK(read_calibration_file(dir / "new.json").node_groups ==
+        std::vector<std::string>{"dgx-a100"});
+  const Json nodes = {{{"preset", "dgx1-v100"}, {"count", 2}},
+                      {{"preset", "dgx-a100"}, {"count", 2}},
+                      {{"preset", "dgx1-v100"}, {"count", 1}}};
+  Json scenario = {{"topology", {{"nodes", nodes}}},
+                   {"workload", {{"type", "collective"}, {"op", "all_reduce"}, {"sizes", {1024}}}},
+                   {"calibration",
+                    {{{"file", "old.json"}, {"node_groups", {"/topology/nodes/0"}}}, "new.json"}}};
+  const Scenario s = load_scenario(scenario, "s.json", dir);
+  const auto& groups = s.topology.node_groups;
+  CHECK(groups[0].spec.nic_bytes_per_second == Approx(10e9)); // nodes/0: old.json
+  CHECK(groups[0].spec.nic_latency == 5 * kPsPerUs);
+  CHECK(groups[1].spec.nic_bytes_per_second == Approx(40e9)); // preset dgx-a100: new.json
+  CHECK(groups[1].spec.nic_latency == 2 * kPsPerUs);
+  // The second dgx1-v100 group is in neither: it keeps its preset's NIC (100 Gb/s).
+  CHECK(groups[2].spec.nic_bytes_per_second == Approx(12.5e9));
+  // Engine-wide: the slowest participant's values.
+  CHECK(s.engine.per_step_overhead == 2 * kPsPerUs);
+  CHECK(s.engine.launch_overhead == 4 * kPsPerUs);
+  CHECK(s.engine.reduce_bytes_per_second == Approx(300e9));
+
+  // Errors: a selector that matches nothing, and two calibrations on one group.
+  Json unknown = scenario;
+  unknown["calibration"] = {{{"file", "old.json"}, {"node_groups", {"dgx-a10"}}}};
+  CHECK_THAT(error_of([&] { load_scenario(unknown, "s.json", dir); }),
+             Catch::Contains("/calibration") && Catch::Contains("\"dgx-a10\"") &&
+                 Catch::Contains("/topology/nodes/1 (preset \"dgx-a100\""));
+  Json overlap = scenario;
+  overlap["calibration"] = {"old.json", "new.json"}; // old.json targets every group
+  CHECK_THAT(error_of([&] { load_scenario(overlap, "s.json", dir); }),
+             Catch::Contains("node group 1 is targeted by calibration 1 and calibration 2"));
+  Json bad_key = scenario;
+  bad_key["calibration"] = {{{"file", "old.json"}, {"groups", {"dgx-a100"}}}};
+  CHECK_THAT(error_of([&] { load_scenario(bad_key, "s.json", dir); }),
+             Catch::Contains("/calibration/0") && Catch::Contains("groups"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE(
     "a scenario's \"calibration\" applies to its topology and engine, relative to its folder") {
   const auto dir = std::filesystem::temp_directory_path() / "ddlsim_calibration_test";
@@ -107,7 +158,7 @@ TEST_CASE(
   CHECK(s.engine.per_step_overhead == 2 * kPsPerUs);
   CHECK(s.engine.launch_overhead == 3 * kPsPerUs);
   CHECK(s.engine.reduce_bytes_per_second == Approx(500e9));
-  CHECK(s.calibration_file == (dir / "cal" / "c.json").string());
+  CHECK(s.calibrations.at(0).file == (dir / "cal" / "c.json").string());
   // Sweep points (ddlsim plan) inherit it too.
   Json swept = scenario;
   swept["sweep"] = {{{"set", "/topology/nodes/0/count"}, {"values", {1, 2}}}};

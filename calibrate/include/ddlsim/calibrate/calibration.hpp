@@ -5,6 +5,13 @@
 // LL / LL128 / Simple: each scales every bandwidth and replaces the per-step overhead; the first
 // protocol is the one `ddlsim run` applies (the bandwidth protocol), and the model of measured
 // points (point_model.hpp) takes the fastest, as NCCL's tuner does.
+//
+// A calibration may target node groups (`node_groups`: selectors of the scenario's
+// topology.nodes entries, by preset, GPU model or "/topology/nodes/N"; empty = every group), so
+// that a heterogeneous cluster carries one calibration per kind of node. Several calibrations apply
+// together (apply_calibrations): each sets its groups' links; the engine-wide values combine as a
+// synchronous collective sees them (the largest per-step and launch overheads, the slowest
+// reduction rate), because the slowest participant paces every step.
 #pragma once
 
 #include "ddlsim/core/json_reader.hpp"
@@ -14,6 +21,7 @@
 #include <array>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +52,8 @@ struct Calibration {
   Picoseconds launch_overhead = 0;      // once per collective call
   double reduce_bytes_per_second = 0;   // 0 = the GPU model's
   std::vector<ProtocolCalibration> protocols{ProtocolCalibration{}};
+  // Node groups this calibration applies to (node_group_matches); empty = all.
+  std::vector<std::string> node_groups;
   Json source = Json::object(); // what it was fitted from, residuals, assumptions (free form)
 
   LinkCalibration& link(LinkGroup g) { return links[static_cast<std::size_t>(g)]; }
@@ -57,11 +67,23 @@ struct EngineCalibration {
   double reduce_bytes_per_second = 0; // 0 = leave the engine's
 };
 
-// Sets the calibrated link classes of every node group (NVLink, PCIe, NIC rate and latency;
-// on a single_switch fabric the port rate follows the NIC) under `protocol` (index into
-// calibration.protocols; its bandwidth factor scales them). Idempotent: values are absolute.
+// Sets the calibrated link classes of the node groups the calibration targets (NVLink, PCIe,
+// NIC rate and latency; on a single_switch fabric the port rate follows the NIC) under
+// `protocol` (index into calibration.protocols; its bandwidth factor scales them). Idempotent:
+// values are absolute. Throws InputError (at "/node_groups") when a selector matches no group.
 EngineCalibration apply_calibration(const Calibration& calibration, topo::ClusterSpec& spec,
                                     std::size_t protocol = 0);
+
+// Several calibrations, each on its own node groups. Protocol `protocol` is the first
+// calibration's; the others run their protocol of the same name (else their first). Throws
+// InputError when two calibrations claim one node group, or a selector matches none.
+EngineCalibration apply_calibrations(std::span<const Calibration> calibrations,
+                                     topo::ClusterSpec& spec, std::size_t protocol = 0);
+
+// True when `selector` names node group `index` of `spec`: its preset (e.g. "dgx1-v100"), its
+// GPU model (e.g. "A100-SXM4-80GB"), or its JSON pointer "/topology/nodes/INDEX".
+bool node_group_matches(const topo::ClusterSpec& spec, std::size_t index,
+                        const std::string& selector);
 
 // The nominal (uncalibrated) per-link rate of a group in a node spec, for efficiencies.
 double nominal_bytes_per_second(const topo::NodeSpec& node, LinkGroup group);

@@ -17,6 +17,9 @@ namespace ddlsim::calib {
 struct FitOptions {
   // Protocols to fit, the bandwidth one first: "simple", "ll", "ll128".
   std::vector<std::string> protocols{"simple", "ll"};
+  // A protocol NCCL may or may not have run (the log does not say, e.g. LL128 without a
+  // version): fitted with and without it, kept when the data support it (BIC). "" = none.
+  std::string optional_protocol;
   int max_iterations = 100;
 };
 
@@ -35,6 +38,8 @@ struct FitReport {
   std::vector<double> weights;         // Huber weights of the last iteration
   int iterations = 0;
   int evaluations = 0;
+  double loss = 0;                // Huber loss of the residuals in units of their noise
+  std::string protocol_selection; // with optional_protocol: what was decided and why
 };
 
 // Throws InputError for an unknown protocol name or no points.

@@ -39,6 +39,10 @@ public:
   // asks for more ranks than the cluster has.
   std::vector<Prediction> predict(const Calibration& calibration,
                                   std::span<const MeasuredPoint> points) const;
+  // Several calibrations, each on its node groups (apply_calibrations); the protocols are the
+  // first one's.
+  std::vector<Prediction> predict(std::span<const Calibration> calibrations,
+                                  std::span<const MeasuredPoint> points) const;
 
   const topo::ClusterSpec& spec() const { return spec_; }
   int nodes() const { return nodes_; }

@@ -31,9 +31,13 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::uint64_t min_bytes = 64 * 1024; // the goal's size threshold
   ErrorSummary all, large;             // every (predicted) point; those >= min_bytes
+  std::vector<std::string> notes;      // per fit of a cross-validation: protocol selection
 };
 
 ValidationReport validate(const PointModel& model, const Calibration& calibration,
+                          std::span<const MeasuredPoint> points, std::uint64_t min_bytes);
+// With several calibrations, each on its node groups (a heterogeneous cluster).
+ValidationReport validate(const PointModel& model, std::span<const Calibration> calibrations,
                           std::span<const MeasuredPoint> points, std::uint64_t min_bytes);
 
 // How to split points into fit and predict sets:

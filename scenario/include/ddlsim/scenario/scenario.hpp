@@ -94,9 +94,14 @@ struct Scenario {
   PlanSpec plan;
   OutputSpec output;
   std::uint64_t seed = 1;
-  // "calibration": the calibration file (calibrate/calibration.hpp), resolved against the
-  // scenario's folder, already applied to `topology` and `engine`; "" = none.
-  std::string calibration_file;
+  // "calibration": calibration files (calibrate/calibration.hpp), resolved against the
+  // scenario's folder, already applied to `topology` and `engine`; empty = none. A file may
+  // target node groups (names or presets); empty node_groups = the file's own, else all.
+  struct CalibrationRef {
+    std::string file;
+    std::vector<std::string> node_groups;
+  };
+  std::vector<CalibrationRef> calibrations;
 };
 
 // Loads a scenario file. Throws InputError on any problem.
