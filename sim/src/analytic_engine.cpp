@@ -77,7 +77,6 @@ public:
     const std::size_t programs = static_cast<std::size_t>(ranks) * channels_;
     programs_.resize(programs);
     overflow_.resize(programs);
-    queues_.resize(programs);
     for (int r = 0; r < ranks; ++r)
       for (int c = 0; c < channels; ++c)
         programs_[program_of(r, static_cast<std::uint16_t>(c))].stream = schedule.program(r, c);
@@ -128,20 +127,16 @@ private:
     const auto* state = reinterpret_cast<const char*>(&programs_[p]);
     prefetch(state);
     prefetch(state + 64); // ProgramState is two cache lines
-    // And its StepQueue, four: all of them, since which hold the next steps is in the state.
-    const auto* queue = reinterpret_cast<const char*>(&queues_[p]);
-    for (std::size_t line = 0; line < sizeof(detail::StepQueue); line += 64) prefetch(queue + line);
   }
   // Three levels, each for the item a fixed distance ahead of the one being handled, so that
   // a few dozen misses are in flight at once and what arrives is still in cache when used.
   static constexpr std::size_t kAhead1 = 24, kAhead2 = 16, kAhead3 = 8;
-  // A completed step starts the next ones of its program, which pulls from its queue and, when
-  // that runs short, from its stream: the program's state first, then (once that is in cache)
-  // the coroutine frame it points to.
+  // A completed step starts the next ones of its program, which pulls from its stream: the
+  // program's state first, then (once that is in cache) the coroutine frame it points to.
   void prefetch_completion(std::uint32_t p, int level) {
     if (level == 2)
       prefetch_program(p);
-    else if (level == 3 && programs_[p].queued < 2)
+    else if (level == 3)
       programs_[p].stream.prefetch();
   }
   void prefetch_arrival(std::uint64_t id, int level) {
@@ -199,43 +194,23 @@ private:
 
   // Makes the next step of program p its pending step; false at the end of its stream.
   bool pull(std::uint32_t p, ProgramState& program) {
-    if (program.queued == 0 && !refill(p, program)) return false;
+    if (program.exhausted) return false;
+    const Step* step = program.stream.next();
+    if (step == nullptr) {
+      program.exhausted = true;
+      return false;
+    }
     if (program.next_start == detail::kMaxProgramSteps)
       throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
                              std::to_string(channel_of(p)) + " has more than 2^31 steps");
-    program.pending = queues_[p].steps[program.queue_head];
-    program.queue_head = (program.queue_head + 1) % detail::kQueuedSteps;
-    --program.queued;
-    if (program.pending.has_wait) {
-      ProgramOverflow& overflow = overflow_[p];
-      overflow.pending_wait_channel = overflow.queued_waits.front().channel;
-      overflow.pending_wait_step = overflow.queued_waits.front().step;
-      overflow.queued_waits.pop_front();
+    program.pending = PendingStep::of(*step);
+    if (step->has_wait()) {
+      overflow_[p].pending_wait_channel = step->wait_channel;
+      overflow_[p].pending_wait_step = step->wait_step;
     }
     program.has_pending = true;
     ++result_.steps;
     return true;
-  }
-
-  // Fills program p's empty StepQueue from its stream; false at the end of the stream. The
-  // stream is asked for the steps one after another while they come from the buffer it fills
-  // per resume of the generator, so that they are read while that buffer is in cache.
-  bool refill(std::uint32_t p, ProgramState& program) {
-    if (program.exhausted) return false;
-    detail::StepQueue& queue = queues_[p];
-    program.queue_head = 0;
-    while (program.queued < detail::kQueuedSteps) {
-      const Step* step = program.stream.next();
-      if (step == nullptr) {
-        program.exhausted = true;
-        break;
-      }
-      queue.steps[program.queued++] = PendingStep::of(*step);
-      if (step->has_wait())
-        overflow_[p].queued_waits.push_back(
-            detail::QueuedWait{step->wait_channel, step->wait_step});
-    }
-    return program.queued != 0;
   }
 
   // Starts steps of program p in order while their dependencies are done (rule 1 of step.hpp).
@@ -474,7 +449,6 @@ private:
   std::vector<GpuRates> rates_;
   std::vector<ProgramState> programs_;    // hot: what every step touches
   std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
-  std::vector<detail::StepQueue> queues_; // hot: indexed like programs_
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
   std::vector<Event> batch_;

@@ -3,10 +3,9 @@
 // Why this layout: a flat ring on 16,384 ranks runs a billion steps, and each step touches the
 // state of its own program and of its peer's. Those states do not fit in the core's caches, so
 // the engine's speed is the number of cache lines a step touches. Everything a step needs sits
-// in ProgramState, 128 bytes (two cache lines), and the next steps in its StepQueue (two more);
-// what is rarely needed (long lists of waiting sends and receives, steps done far ahead,
-// cross-program waiters, step records) sits apart in ProgramOverflow. Three facts make 128 bytes
-// enough:
+// in ProgramState, 128 bytes (two cache lines); what is rarely needed (long lists of waiting
+// sends and receives, steps done far ahead, cross-program waiters, step records) sits apart in
+// ProgramOverflow. Three facts make 128 bytes enough:
 //  - only the next step to start needs its deps and wait (PendingStep); a started step only
 //    needs to be known done or not: one bit (done_bits);
 //  - a started send or receive that waits for its partner keeps what its transfer needs in the
@@ -64,25 +63,6 @@ struct PendingStep {
 };
 static_assert(sizeof(PendingStep) == 32);
 
-// The steps after the pending one, pulled from the stream ahead of need: up to kQueuedSteps,
-// taken out first in first out. Why: a started step is usually followed at once by the next
-// (the ring's send, then its receive), and reading each from the generator's buffer was a cache
-// miss of its own at 16k ranks, because the buffer sits in a coroutine frame that has gone cold.
-// Kept in an array of its own beside the ProgramState and prefetched with it, so that the steps
-// of four pulls cost the misses of one batch read. A queued step that waits on another program
-// keeps its wait in ProgramOverflow::queued_waits.
-inline constexpr std::uint8_t kQueuedSteps = coll::StepStream::kBatch;
-struct alignas(64) StepQueue {
-  std::array<PendingStep, kQueuedSteps> steps{};
-};
-static_assert(sizeof(StepQueue) == 256);
-
-// The cross-program wait of a queued step (Step::wait_channel, Step::wait_step).
-struct QueuedWait {
-  std::uint16_t channel = coll::kNoWait;
-  std::uint32_t step = 0;
-};
-
 // What the trace records of a started step, kept only when AnalyticOptions::record_steps is set.
 struct StartedStep {
   coll::StepKind kind;
@@ -99,8 +79,7 @@ struct ProgramOverflow {
   // Programs of the same rank whose next step waits (Step::wait_channel) for a step of this one;
   // they retry when a step of this program completes. Empty outside training workloads.
   std::vector<std::uint32_t> waiters;
-  RingWindow<StartedStep> started;     // steps [base, next_start), only when recording
-  RingWindow<QueuedWait> queued_waits; // of the queued steps with a wait, in queue order
+  RingWindow<StartedStep> started; // steps [base, next_start), only when recording
   // The wait of the pending step, when PendingStep::has_wait.
   std::uint16_t pending_wait_channel = coll::kNoWait;
   std::uint32_t pending_wait_step = 0;
@@ -126,17 +105,14 @@ struct alignas(64) ProgramState {
   const topo::Path* path = nullptr;
   Picoseconds path_latency = 0;
   std::int32_t path_peer = -1;
-  // Flags in bit-fields, so that the state stays within two cache lines.
+  // One byte of flags, so that the state stays within two cache lines.
   bool has_pending : 1 = false;
   bool exhausted : 1 = false;      // the stream has ended
   bool has_done_far : 1 = false;   // ProgramOverflow::done_far is not empty
   bool waits_on_other : 1 = false; // registered in another program's waiters
   bool has_waiters : 1 = false;    // ProgramOverflow::waiters is not empty
-  // The program's StepQueue: steps queued and the first of them.
-  std::uint8_t queued : 4 = 0;
-  std::uint8_t queue_head : 3 = 0;
 
-  bool finished() const { return exhausted && queued == 0 && !has_pending && base == next_start; }
+  bool finished() const { return exhausted && !has_pending && base == next_start; }
 
   bool is_done(std::uint32_t index, const ProgramOverflow& overflow) const {
     if (index < base) return true;
