@@ -13,6 +13,10 @@
 #ifdef DDLSIM_WITH_CUDA
 #include "ddlsim/real/cuda_backend.hpp"
 #endif
+#ifdef DDLSIM_WITH_NCCL
+#include "ddlsim/real/nccl_backend.hpp"
+#endif
+#include "ddlsim/real/gpu_layout.hpp"
 #include "ddlsim/real/machine.hpp"
 #include "ddlsim/real/netns_cluster.hpp"
 #include "ddlsim/scenario/scenario.hpp"
@@ -103,7 +107,15 @@ struct RealOptions {
   std::string fault;
   std::string emulate;
   double loss_percent = 0;
+  real::LinkPace pace; // cuda: every transfer paced to this virtual link
+  int gpus = 0;        // cuda: GPUs the virtual ranks spread over (0: all visible)
   std::string json;
+};
+
+// What a GPU backend measured beyond the host backend's outcome: NCCL's own collective.
+struct Baseline {
+  std::string name;
+  double seconds = 0;
 };
 
 coll::CollectiveCall base_call(const RealOptions& o) {
@@ -177,35 +189,47 @@ Json timeline_json(const real::HostRun& run, std::uint64_t bytes) {
   return {{"bytes", bytes}, {"ranks", std::move(ranks)}};
 }
 
-void print_header(const coll::CollectiveCall& call, const std::string& title) {
+void print_header(const std::string& title, bool baseline) {
   std::printf("# %s\n", title.c_str());
-  std::printf("#%12s %12s %6s %6s %12s %10s %10s %8s  %s\n", "size", "count", "type", "redop",
-              "time(us)", "algbw", "busbw", "#wrong", "algorithm");
-  std::printf("#%12s %12s %6s %6s %12s %10s %10s\n", "(B)", "(elements)", "", "", "", "(GB/s)",
+  std::printf("#%12s %12s %6s %6s %12s %10s %10s %8s", "size", "count", "type", "redop", "time(us)",
+              "algbw", "busbw", "#wrong");
+  if (baseline) std::printf(" %12s %10s", "nccl(us)", "nccl_busbw");
+  std::printf("  %s\n", "algorithm");
+  std::printf("#%12s %12s %6s %6s %12s %10s %10s", "(B)", "(elements)", "", "", "", "(GB/s)",
               "(GB/s)");
-  (void)call;
+  if (baseline) std::printf(" %8s %12s %10s", "", "", "(GB/s)");
+  std::printf("\n");
 }
 
-void print_row(const sim::CollectiveRow& row, double factor, const real::HostRun& run) {
+void print_row(const sim::CollectiveRow& row, double factor, const real::HostRun& run,
+               const Baseline* baseline) {
   const double algbw = row.algbw_gbytes_per_second();
   const std::string wrong = !run.ok && run.wrong == 0 ? "failed"
                             : run.checked             ? std::to_string(run.wrong)
                                                       : "n/a";
-  std::printf(" %12llu %12llu %6s %6s %12.2f %10.3f %10.3f %8s  %s\n",
-              static_cast<unsigned long long>(row.bytes),
-              static_cast<unsigned long long>(row.count),
-              std::string(coll::to_string(row.dtype)).c_str(),
-              std::string(coll::to_string(row.reduction)).c_str(), ps_to_us(row.time), algbw,
-              algbw * factor, wrong.c_str(), row.algorithm.c_str());
+  std::printf(
+      " %12llu %12llu %6s %6s %12.2f %10.3f %10.3f %8s", static_cast<unsigned long long>(row.bytes),
+      static_cast<unsigned long long>(row.count), std::string(coll::to_string(row.dtype)).c_str(),
+      std::string(coll::to_string(row.reduction)).c_str(), ps_to_us(row.time), algbw,
+      algbw * factor, wrong.c_str());
+  if (baseline && baseline->seconds > 0)
+    std::printf(" %12.2f %10.3f", baseline->seconds * 1e6,
+                double(row.bytes) / baseline->seconds / 1e9 * factor);
+  else if (baseline)
+    std::printf(" %12s %10s", "n/a", "n/a");
+  std::printf("  %s\n", row.algorithm.c_str());
   std::fflush(stdout);
 }
 
 // The CUDA backend's result in the host backend's terms (one outcome, no per-rank timelines).
 real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
-                         [[maybe_unused]] const real::HostOptions& host) {
+                         [[maybe_unused]] const real::HostOptions& host,
+                         [[maybe_unused]] const RealOptions& o) {
   real::HostRun run;
 #ifdef DDLSIM_WITH_CUDA
   real::CudaOptions options;
+  options.pace = o.pace;
+  options.devices = o.gpus;
   options.iterations = host.iterations;
   options.warmup = host.warmup;
   options.check_limit_bytes = host.check_limit_bytes;
@@ -221,19 +245,62 @@ real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
   return run;
 }
 
+#ifdef DDLSIM_WITH_NCCL
+// The NCCL backend's result in the host backend's terms, and NCCL's collective beside it.
+real::HostRun run_on_nccl(const coll::Schedule& schedule, const real::HostOptions& host,
+                          const real::MpiSession& mpi, Baseline& baseline) {
+  real::NcclOptions options;
+  options.iterations = host.iterations;
+  options.warmup = host.warmup;
+  options.check_limit_bytes = host.check_limit_bytes;
+  options.timeout = host.timeout;
+  const real::NcclRun nccl = real::run_nccl(schedule, options, mpi);
+  real::HostRun run;
+  run.ok = nccl.ok;
+  run.error = nccl.error;
+  run.checked = nccl.checked;
+  run.seconds = nccl.seconds;
+  run.wrong = nccl.wrong;
+  run.steps = nccl.steps;
+  run.bytes_sent = nccl.bytes_sent;
+  baseline = {nccl.baseline, nccl.baseline_seconds};
+  return run;
+}
+#endif
+
 void run(const RealOptions& o) {
-  if (o.backend != "host" && o.backend != "cuda")
+  if (o.backend != "host" && o.backend != "cuda" && o.backend != "nccl")
     throw InputError("--backend",
-                     o.backend == "nccl"
-                         ? "the nccl backend is not built yet; use --backend host or cuda"
-                         : "unknown backend \"" + o.backend + "\"; expected host, cuda or nccl");
+                     "unknown backend \"" + o.backend + "\"; expected host, cuda or nccl");
+  if (const std::string why = real::pace_problem(o.pace); !why.empty())
+    throw InputError(o.pace.latency_us < 0 || !(o.pace.latency_us <= 1e6) ? "--pace-latency-us"
+                                                                          : "--pace-gbps",
+                     why);
+  if (o.backend != "cuda" && (o.pace.active() || o.gpus != 0))
+    throw InputError(o.pace.active() ? "--pace-gbps" : "--gpus",
+                     "pacing and --gpus apply to the cuda backend's virtual ranks; the " +
+                         o.backend + " backend's links are " +
+                         (o.backend == "host" ? "shaped with --emulate" : "the real ones"));
+  if (o.backend != "host" && (!o.emulate.empty() || !o.fault.empty() || o.threads))
+    throw InputError(!o.emulate.empty() ? "--emulate"
+                     : !o.fault.empty() ? "--fault"
+                                        : "--threads",
+                     "applies to the host backend only");
 #ifndef DDLSIM_WITH_CUDA
   if (o.backend == "cuda")
     throw InputError("--backend", "this ddlsim was built without CUDA (configure with "
                                   "-DDDLSIM_CUDA=ON where nvcc is installed); use --backend host");
 #else
-  if (const std::string why = real::cuda_unavailable_reason(); o.backend == "cuda" && !why.empty())
+  if (const std::string why = real::cuda_unavailable_reason(); o.backend != "host" && !why.empty())
     throw InputError("--backend", "no usable GPU (" + why + "); use --backend host");
+#endif
+#ifndef DDLSIM_WITH_NCCL
+  if (o.backend == "nccl")
+    throw InputError("--backend",
+                     "this ddlsim was built without the NCCL backend: it needs CUDA, NCCL and MPI "
+                     "at configure time (nvcc on PATH or CUDA_HOME, NCCL_HOME where libnccl is "
+                     "not in the toolkit, libopenmpi-dev; cmake -DDDLSIM_CUDA=ON); use --backend "
+                     "host");
 #endif
   if (!(o.timeout_seconds > 0 && o.timeout_seconds <= 3600))
     throw InputError("--timeout", "expected seconds in (0, 3600]");
@@ -267,21 +334,52 @@ void run(const RealOptions& o) {
   EmulatedCluster cluster(o.emulate, schedules.front().ranks(), o.loss_percent);
   host.places = cluster.places();
 
+#ifdef DDLSIM_WITH_NCCL
+  std::optional<real::MpiSession> mpi;
+  if (o.backend == "nccl") mpi.emplace();
+  // One table per job: rank 0 prints and writes the JSON, the other ranks only run.
+  const bool printer = !mpi || mpi->rank() == 0;
+#else
+  const bool printer = true;
+#endif
   sim::CollectiveReport report{"ddlsim real", o.backend, first.op, first.ranks, 0, {}};
   const double factor = sim::bus_bandwidth_factor(first.op, first.ranks);
-  const std::string backend_text =
-      o.backend == "cuda" ? std::string("cuda backend (virtual ranks on GPU 0)")
-                          : "host backend (" + std::string(o.threads ? "threads" : "processes") +
-                                ", " + cluster.description() + ")";
-  print_header(first, std::string(coll::to_string(first.op)) + " on " +
-                          std::to_string(first.ranks) + " ranks, " + backend_text + ", " +
-                          std::to_string(o.warmup) + " warm-up + " + std::to_string(o.iterations) +
-                          " timed iterations");
+  std::string backend_text = "host backend (" + std::string(o.threads ? "threads" : "processes") +
+                             ", " + cluster.description() + ")";
+  if (o.backend == "cuda")
+    backend_text =
+        "cuda backend (virtual ranks on " +
+        (o.gpus > 0 ? std::to_string(o.gpus) + " GPUs" : std::string("every visible GPU")) +
+        (o.pace.active() ? ", links paced to " + std::to_string(o.pace.gbps) + " Gbit/s + " +
+                               std::to_string(o.pace.latency_us) + " us"
+                         : std::string()) +
+        ")";
+  if (o.backend == "nccl")
+    backend_text = "nccl backend (one rank per GPU and MPI process; grouped ncclSend/ncclRecv, "
+                   "our reduce kernels)";
+  if (printer)
+    print_header(std::string(coll::to_string(first.op)) + " on " + std::to_string(first.ranks) +
+                     " ranks, " + backend_text + ", " + std::to_string(o.warmup) + " warm-up + " +
+                     std::to_string(o.iterations) + " timed iterations",
+                 o.backend == "nccl");
+#ifdef DDLSIM_WITH_NCCL
+  if (printer && mpi && mpi->size() == 1 && schedules.front().ranks() == 1)
+    std::printf("# one MPI process: the degenerate single-rank case; more ranks need one GPU "
+                "each (NCCL refuses two ranks on one GPU): mpirun -np N ddlsim real --backend "
+                "nccl --ranks N\n");
+#endif
   Json rows = Json::array(), timelines = Json::array();
   std::string failure;
   for (const coll::Schedule& schedule : schedules) {
-    const real::HostRun run =
-        o.backend == "cuda" ? run_on_gpu(schedule, host) : real::run_host(schedule, host);
+    Baseline baseline;
+    real::HostRun run;
+    if (o.backend == "cuda") run = run_on_gpu(schedule, host, o);
+#ifdef DDLSIM_WITH_NCCL
+    else if (o.backend == "nccl")
+      run = run_on_nccl(schedule, host, *mpi, baseline);
+#endif
+    else
+      run = real::run_host(schedule, host);
     sim::CollectiveRow row;
     row.bytes = schedule.call().bytes;
     row.count = schedule.call().elements();
@@ -291,7 +389,7 @@ void run(const RealOptions& o) {
     row.time = static_cast<Picoseconds>(std::llround(run.seconds * 1e12));
     row.steps = run.steps;
     row.bytes_sent = run.bytes_sent;
-    print_row(row, factor, run);
+    if (printer) print_row(row, factor, run, o.backend == "nccl" ? &baseline : nullptr);
     report.rows.push_back(row);
     rows.push_back({{"bytes", row.bytes},
                     {"time_ps", row.time},
@@ -300,13 +398,17 @@ void run(const RealOptions& o) {
                     {"checked", run.checked},
                     {"wrong", run.wrong},
                     {"error", run.error}});
+    if (o.backend == "nccl") {
+      rows.back()["nccl_baseline"] = baseline.name;
+      rows.back()["nccl_time_ps"] = std::llround(baseline.seconds * 1e12);
+    }
     timelines.push_back(timeline_json(run, row.bytes));
     if (!run.ok) {
       failure = "size " + std::to_string(row.bytes) + " B: " + run.error;
       break; // the rows so far are kept (and written below)
     }
   }
-  if (!o.json.empty()) {
+  if (!o.json.empty() && printer) {
     Json out = sim::to_json(report);
     out["backend"] = o.backend;
     out["mode"] = o.threads ? "threads" : "processes";
@@ -330,7 +432,9 @@ void add_real_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "real", "Run a collective's Schedule for real (host backend: one process or thread per "
               "rank over TCP, loopback or an emulated cluster) and check it against the reference");
-  cmd->add_option("--backend", o->backend, "host (cuda and nccl need a GPU build)")
+  cmd->add_option("--backend", o->backend,
+                  "host, cuda (virtual ranks on this machine's GPUs) or nccl (one MPI process "
+                  "per rank and GPU: mpirun -np N ddlsim real --backend nccl ...)")
       ->capture_default_str();
   cmd->add_option("--op", o->op,
                   "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all or "
@@ -380,6 +484,14 @@ void add_real_command(CLI::App& app) {
                   "(network namespaces, veth, bridge, tc; needs root)");
   cmd->add_option("--loss", o->loss_percent, "Packet loss per link direction, percent (--emulate)")
       ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--pace-gbps", o->pace.gbps,
+                  "cuda: limit every transfer to this rate, Gbit/s (a virtual link standing in "
+                  "for a slower one)");
+  cmd->add_option("--pace-latency-us", o->pace.latency_us,
+                  "cuda: and add this latency to every transfer, microseconds");
+  cmd->add_option("--gpus", o->gpus,
+                  "cuda: spread the virtual ranks over this many GPUs (default: every visible one)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o->json, "Write the report, machine and per-step timelines to FILE");
   cmd->callback([o] { run(*o); });
 }

@@ -8,6 +8,8 @@
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/models/iteration_schedule.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
+#include "ddlsim/sim/packet/packet_engine.hpp"
+#include "ddlsim/sim/packet/packet_report.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
 
@@ -149,11 +151,41 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path, "writing the output file failed (disk full?)");
 }
 
+// The iteration on the packet engine: the step records and completion in the common form.
+sim::CollectiveTiming
+simulate_training_packets(const Scenario& scenario, const topo::Topology& topology,
+                          topo::Router& router, std::shared_ptr<const models::TrainingPlan> plan,
+                          const sim::AnalyticOptions& engine, TrainingEngineDetails* details) {
+  sim::packet::PacketOptions packet;
+  packet.spec = scenario.engine.packet;
+  packet.per_step_overhead = engine.per_step_overhead;
+  packet.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+  packet.copy_bytes_per_second = engine.copy_bytes_per_second;
+  packet.seed = engine.seed;
+  packet.record_steps = true;
+  packet.progress = engine.progress;
+  sim::packet::PacketTiming timing =
+      sim::packet::simulate_packet(topology, router, models::iteration_schedule(plan), packet);
+  if (details) {
+    details->details = sim::packet::packet_details(timing, topology);
+    details->summary = sim::packet::packet_summary(timing, topology);
+  }
+  sim::CollectiveTiming result;
+  result.complete = timing.complete;
+  result.time = timing.time;
+  result.steps = timing.steps;
+  result.transfers = timing.transfers;
+  result.bytes_sent = timing.bytes_sent;
+  result.steps_recorded = std::move(timing.steps_recorded);
+  return result;
+}
+
 } // namespace
 
 std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
                                                     sim::AnalyticOptions engine,
-                                                    sim::CollectiveTiming* timing) {
+                                                    sim::CollectiveTiming* timing,
+                                                    TrainingEngineDetails* details) {
   models::TrainingPlan planned = models::plan_training(scenario.workload.training.jobs);
   planned.launch_overhead = scenario.engine.launch_overhead; // from a calibration, if any
   auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
@@ -185,6 +217,8 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
     flow.record_steps = true;
     flow.progress = engine.progress;
     result = sim::flow::simulate_flow(topology, router, models::iteration_schedule(plan), flow);
+  } else if (scenario.engine.type == "packet") {
+    result = simulate_training_packets(scenario, topology, router, plan, engine, details);
   } else {
     result = sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
   }
@@ -221,8 +255,9 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
                   const std::string& json_path, const std::string& trace_path) {
   const TrainingWorkload& training = scenario.workload.training;
   sim::CollectiveTiming timing;
+  TrainingEngineDetails details;
   const std::vector<models::JobIteration> jobs =
-      simulate_training(scenario, engine, trace_path.empty() ? nullptr : &timing);
+      simulate_training(scenario, engine, trace_path.empty() ? nullptr : &timing, &details);
   if (jobs.empty()) return false;
   std::ostream& out = std::cout;
   out << "# " << label << ": training iteration, " << scenario.engine.type << " engine\n";
@@ -249,8 +284,12 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
           << duration_text(it.seconds_to_train(training.epochs, training.dataset_samples)) << "\n";
     print_gpus(it, out);
   }
+  if (!details.summary.empty())
+    out << "# " << scenario.engine.type << " engine:\n" << details.summary;
   if (!json_path.empty()) {
-    write_file(json_path, to_json(scenario, label, jobs).dump(2) + "\n");
+    Json report = to_json(scenario, label, jobs);
+    if (!details.details.is_null()) report[scenario.engine.type] = details.details;
+    write_file(json_path, report.dump(2) + "\n");
     out << "# wrote " << json_path << "\n";
   }
   if (!trace_path.empty()) {

@@ -3,6 +3,7 @@
 // samples/s, scaling efficiency and time to train; optional JSON report and Chrome trace.
 #pragma once
 
+#include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
@@ -11,12 +12,20 @@
 
 namespace ddlsim::cli {
 
+// What an engine adds to the report beyond the iteration metrics: the packet engine's drops,
+// retransmissions, ECN/PFC counts and per-link figures (empty for the other engines).
+struct TrainingEngineDetails {
+  Json details;        // null when the engine adds nothing
+  std::string summary; // lines for under the table, each starting with "#   "
+};
+
 // One iteration of every job of the scenario's training workload on the analytic engine: the
-// per-job metrics, and (with `timing`) the engine's result with its step records. Returns an
-// empty list when engine.progress stopped the run.
+// per-job metrics, (with `timing`) the engine's result with its step records and (with
+// `details`) what the engine adds. Returns an empty list when engine.progress stopped the run.
 std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
                                                     sim::AnalyticOptions engine,
-                                                    sim::CollectiveTiming* timing = nullptr);
+                                                    sim::CollectiveTiming* timing = nullptr,
+                                                    TrainingEngineDetails* details = nullptr);
 
 // Returns false when engine.progress stopped the run (nothing is printed then).
 bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,

@@ -1,6 +1,9 @@
 // GPU benchmark (figures, not a test): our reduce kernel's bandwidth against the device's copy
-// bandwidth (goal >= 90%), and a ring all-reduce over 8 virtual ranks against the copy limit.
+// bandwidth (goal >= 90%), a ring all-reduce over 8 virtual ranks against the copy limit (and
+// paced to a virtual 100 Gbit/s link against the time the pace implies), and our top-k
+// selection's time (compare: python3 bench/cuda_backend_bench_topk.py, torch.topk).
 // Usage: bench_cuda_backend [MiB]   (default 256). Exits 77 when no GPU is visible.
+#include "codec_kernels.hpp"
 #include "cuda_kernels.hpp"
 
 #include "ddlsim/collectives/schedule.hpp"
@@ -10,6 +13,7 @@
 #include <cstdlib>
 #include <cuda_runtime_api.h>
 #include <string>
+#include <vector>
 
 using namespace ddlsim;
 
@@ -83,5 +87,39 @@ int main(int argc, char** argv) {
               "device copy limit shared by 8 ranks (%.1f GB/s)%s\n",
               run.seconds * 1e3, busbw / 1e9, 100 * busbw / limit, limit / 1e9,
               run.checked ? "" : " (unchecked: above the check limit)");
+
+  // The same ring with every transfer paced to a 100 Gbit/s virtual link: the time the pace
+  // implies is 2(p-1) steps of bytes/p each.
+  options.pace.gbps = 100;
+  const real::CudaRun paced = real::run_cuda(coll::Schedule::make(call), options);
+  const double implied = 2.0 * 7 * double(real::paced_copy_ns(options.pace, bytes / 8)) * 1e-9;
+  std::printf("ring all-reduce, 8 virtual ranks paced at 100 Gbit/s: %.3f ms, %.1f%% above the "
+              "%.3f ms the pace implies%s\n",
+              paced.seconds * 1e3, 100 * (paced.seconds / implied - 1), implied * 1e3,
+              paced.ok ? "" : (" FAILED: " + paced.error).c_str());
+
+  // Top-k selection (fp32, k = 1% of n): our radix select + scans.
+  std::printf("# top-k selection, fp32, k = 1%% of n (torch.topk: python3 "
+              "bench/cuda_backend_bench_topk.py)\n");
+  for (std::size_t n : {std::size_t(1) << 20, std::size_t(16) << 20, std::size_t(64) << 20}) {
+    const std::size_t k = n / 100;
+    void *src = nullptr, *dst = nullptr;
+    cudaMalloc(&src, n * 4);
+    cudaMalloc(&dst, k * 8);
+    std::vector<float> host(n);
+    std::uint32_t state = 12345;
+    for (float& v : host) {
+      state = state * 1664525u + 1013904223u;
+      v = float(int(state >> 8) - (1 << 23)) / float(1 << 20);
+    }
+    cudaMemcpy(src, host.data(), n * 4, cudaMemcpyHostToDevice);
+    real::cuda::CodecWorkspace workspace;
+    const double seconds = time_it(
+        [&] { real::cuda::launch_topk_compress(0, src, n * 4, dst, k * 8, workspace, nullptr); },
+        10);
+    std::printf("top-k n=%zu k=%zu: %.3f ms\n", n, k, seconds * 1e3);
+    cudaFree(src);
+    cudaFree(dst);
+  }
   return 0;
 }

@@ -157,10 +157,6 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   root.finish();
   if (scenario.workload.type == "collective")
     check_collective(scenario.workload.collective, scenario.topology);
-  else if (scenario.engine.type == "packet")
-    throw InputError("/engine/type", "training workloads run on the analytic and flow engines in "
-                                     "this version, not \"packet\"; use \"analytic\" or "
-                                     "\"flow\"");
   return scenario;
 }
 

@@ -98,4 +98,12 @@ sed 's/"engine": {"type": "flow".*}}$/"engine": {"type": "analytic"}}/' "$work/t
 check "a training iteration on the flow engine (CM02) takes the analytic engine's time" bash -c \
   "'$ddlsim' run '$work/train-flow.json' --json '$work/tf.json' >/dev/null && '$ddlsim' run '$work/train-analytic.json' --json '$work/ta.json' >/dev/null && /usr/bin/python3 -c \"import json; f = json.load(open('$work/tf.json')); a = json.load(open('$work/ta.json')); assert f['engine'] == 'flow' and a['engine'] == 'analytic'; x, y = f['jobs'][0]['iteration_s'], a['jobs'][0]['iteration_s']; assert abs(x - y) <= 1e-6 * y, (x, y)\""
 
+# A training iteration on the packet engine (DCQCN, per-class PFC, shared buffer, by_layer): the
+# same compute, communication a little slower than the analytic engine's (headers, queues).
+cat >"$work/train-packet-analytic.json" <<JSON
+{"include": "$scenarios/examples/packet-training-resnet50.json", "engine": {"type": "analytic", "switch": null, "transport": null}}
+JSON
+check "a training iteration on the packet engine is within 5% of the analytic one, not faster" bash -c \
+  "'$ddlsim' run '$scenarios/examples/packet-training-resnet50.json' --json '$work/tp.json' >/dev/null && '$ddlsim' run '$work/train-packet-analytic.json' --json '$work/tpa.json' >/dev/null && /usr/bin/python3 -c \"import json; p = json.load(open('$work/tp.json')); a = json.load(open('$work/tpa.json')); assert p['engine'] == 'packet' and a['engine'] == 'analytic'; x, y = p['jobs'][0]['iteration_s'], a['jobs'][0]['iteration_s']; assert y <= x <= 1.05 * y, (x, y); assert p['jobs'][0]['compute_s'] == a['jobs'][0]['compute_s']; assert p['packet']['data_packets'] > 0 and p['packet']['drops'] == 0; assert 'packet' not in a\""
+
 finish

@@ -1,8 +1,10 @@
 // GPU test: the CUDA backend (virtual ranks on GPU 0) matches the reference executor bit for bit
-// over several generators, dtypes and rank counts, and refuses what it has no kernel for by
-// naming the step. Exits 77 (ctest: skipped) with the reason when no GPU is visible.
+// over several generators, dtypes and rank counts, the sparse codecs included; refuses adasum by
+// naming the step; pacing holds a copy to its configured rate; with two or more GPUs, virtual
+// ranks spread over them. Exits 77 (ctest: skipped) with the reason when no GPU is visible.
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/real/cuda_backend.hpp"
+#include "ddlsim/real/cuda_devices.hpp"
 
 #include <cstdio>
 #include <string>
@@ -49,14 +51,81 @@ int main() {
                 std::string(coll::to_string(c.dtype)).c_str(), run.error.c_str());
     failures += ok ? 0 : 1;
   }
-  coll::CollectiveCall topk;
-  topk.algorithm = "topk";
-  topk.ranks = 4;
-  topk.bytes = 4000;
-  const real::CudaRun refused = real::run_cuda(coll::Schedule::make(topk), {});
-  const bool named = !refused.ok && refused.error.find("step") != std::string::npos;
-  std::printf("%s: top-k is refused naming the step: %s\n", named ? "ok" : "FAILED",
+  // The codecs run through our kernels: top-k (radix select), chunk norms and chunk select.
+  for (const char* algorithm : {"topk", "coarse_sparse"})
+    for (coll::DataType dtype : {coll::DataType::fp32, coll::DataType::fp16}) {
+      coll::CollectiveCall sparse;
+      sparse.algorithm = algorithm;
+      sparse.ranks = 4;
+      sparse.dtype = dtype;
+      sparse.bytes = 40000 * coll::element_size(dtype);
+      if (std::string(algorithm) == "coarse_sparse") sparse.params.chunk_bytes = 256;
+      real::CudaOptions options;
+      options.iterations = 2;
+      const real::CudaRun run = real::run_cuda(coll::Schedule::make(sparse), options);
+      const bool ok = run.ok && run.checked && run.wrong == 0;
+      std::printf("%s: %s %s on 4 ranks: %s\n", ok ? "ok" : "FAILED", algorithm,
+                  std::string(coll::to_string(dtype)).c_str(), run.error.c_str());
+      failures += ok ? 0 : 1;
+    }
+  coll::CollectiveCall adasum;
+  adasum.algorithm = "recursive_doubling";
+  adasum.ranks = 4;
+  adasum.bytes = 4000;
+  adasum.reduction = coll::Reduction::adasum;
+  const real::CudaRun refused = real::run_cuda(coll::Schedule::make(adasum), {});
+  const bool named = !refused.ok && refused.error.find("step") != std::string::npos &&
+                     refused.error.find("adasum") != std::string::npos;
+  std::printf("%s: adasum is refused naming the step: %s\n", named ? "ok" : "FAILED",
               refused.error.c_str());
   failures += named ? 0 : 1;
+
+  // Pacing: a 1 MiB send at 1 Gbit/s cannot take less than 8.39 ms, and halving the rate at
+  // least doubles the time (lower bounds the pace kernel guarantees, not timing guesses).
+  coll::CollectiveCall send;
+  send.op = coll::Op::send_recv;
+  send.algorithm = "direct";
+  send.ranks = 2;
+  send.root = 1;
+  send.bytes = 1 << 20;
+  double paced[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    real::CudaOptions options;
+    options.pace.gbps = i == 0 ? 1.0 : 0.5;
+    options.iterations = 2;
+    const real::CudaRun run = real::run_cuda(coll::Schedule::make(send), options);
+    paced[i] = run.seconds;
+    const double floor = double(real::paced_copy_ns(options.pace, send.bytes)) * 1e-9;
+    const bool ok = run.ok && run.wrong == 0 && run.seconds >= floor;
+    std::printf("%s: 1 MiB paced at %.1f Gbit/s took %.3f ms (floor %.3f ms) %s\n",
+                ok ? "ok" : "FAILED", options.pace.gbps, run.seconds * 1e3, floor * 1e3,
+                run.error.c_str());
+    failures += ok ? 0 : 1;
+  }
+  const bool slower = paced[1] >= 1.9 * paced[0] * 0.99;
+  std::printf("%s: half the rate, about twice the time (%.3f vs %.3f ms)\n",
+              slower ? "ok" : "FAILED", paced[1] * 1e3, paced[0] * 1e3);
+  failures += slower ? 0 : 1;
+
+  // Several GPUs: virtual ranks spread over them with peer copies.
+  std::string why;
+  const auto devices = real::cuda_devices(why);
+  if (devices.size() < 2) {
+    std::printf("skipped: multi-GPU virtual ranks (%zu GPU visible)\n", devices.size());
+  } else {
+    for (const char* algorithm : {"ring", "rabenseifner", "topk"}) {
+      coll::CollectiveCall call;
+      call.algorithm = algorithm;
+      call.ranks = 8;
+      call.bytes = 8 * 4096 * 4;
+      real::CudaOptions options;
+      options.devices = int(devices.size());
+      const real::CudaRun run = real::run_cuda(coll::Schedule::make(call), options);
+      const bool ok = run.ok && run.checked && run.wrong == 0 && run.devices >= 2;
+      std::printf("%s: %s over 8 ranks on %d GPUs: %s\n", ok ? "ok" : "FAILED", algorithm,
+                  run.devices, run.error.c_str());
+      failures += ok ? 0 : 1;
+    }
+  }
   return failures == 0 ? 0 : 1;
 }

@@ -39,4 +39,21 @@ grep -q "ring" "$dir/bad.txt" || fail "the error suggests ring"
 [ $? = 5 ] || { cat "$dir/crash.txt"; fail "a crashed rank exits 5"; }
 grep -q "rank 2 died" "$dir/crash.txt" || { cat "$dir/crash.txt"; fail "the dead rank is named"; }
 grep -q "step" "$dir/crash.txt" || fail "the survivors name their steps"
+
+# The GPU backends' flags: refused with the flag named where they do not apply; --backend nccl
+# says why it cannot run here (no GPU, or a build without NCCL and how to get one).
+"$ddlsim" real --ranks 2 --pace-gbps 10 > "$dir/bad.txt" 2>&1
+[ $? = 2 ] && grep -q -- "--pace-gbps" "$dir/bad.txt" || { cat "$dir/bad.txt"; fail "pacing is for cuda"; }
+"$ddlsim" real --ranks 2 --backend cuda --pace-gbps -1 > "$dir/bad.txt" 2>&1
+[ $? = 2 ] && grep -q "Gbit/s" "$dir/bad.txt" || { cat "$dir/bad.txt"; fail "a negative pace"; }
+"$ddlsim" real --ranks 2 --backend nccl --threads > "$dir/bad.txt" 2>&1
+[ $? = 2 ] || { cat "$dir/bad.txt"; fail "--backend nccl --threads exits 2"; }
+"$ddlsim" real --ranks 2 --backend nccl > "$dir/bad.txt" 2>&1
+status=$?
+if [ $status = 2 ]; then
+  grep -E -q "no usable GPU|built without the NCCL backend" "$dir/bad.txt" ||
+    { cat "$dir/bad.txt"; fail "--backend nccl says why it cannot run"; }
+elif [ $status != 5 ] || ! grep -q "mpirun -np 2" "$dir/bad.txt"; then
+  cat "$dir/bad.txt"; fail "on a GPU, two ranks without mpirun say how to start them"
+fi
 echo "ok: ddlsim real end to end"

@@ -5,9 +5,11 @@
 
 #include "cuda_kernels.hpp"
 #include "dtype.hpp"
+#include "local_steps.hpp"
 #include "step_rules.hpp"
 
 #include "ddlsim/collectives/reference.hpp"
+#include "ddlsim/real/gpu_layout.hpp"
 
 #include <array>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <deque>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 
@@ -32,16 +35,46 @@ void must(cudaError_t error, const std::string& what) {
 
 class VirtualRanks {
 public:
-  VirtualRanks(const coll::Schedule& schedule, int device)
+  VirtualRanks(const coll::Schedule& schedule, const CudaOptions& options)
       : schedule_(schedule), call_(schedule.call()), ranks_(schedule.ranks()),
-        channels_(schedule.channels()) {
-    must(cudaSetDevice(device), "cudaSetDevice");
+        channels_(schedule.channels()), pace_(options.pace) {
+    int visible = 0;
+    must(cudaGetDeviceCount(&visible), "cudaGetDeviceCount");
+    const int first = std::min(std::max(options.device, 0), std::max(visible - 1, 0));
+    int devices = options.devices > 0 ? options.devices : visible - first;
+    devices = std::max(1, std::min(devices, visible - first));
+    device_of_ = place_virtual_ranks(ranks_, devices);
+    for (int& d : device_of_) d += first;
+    devices_used_ = device_of_.empty() ? 0 : device_of_.back() - first + 1;
+    // Peer access between every pair of GPUs in use, where the hardware allows it; a reduce
+    // across GPUs without it goes through a staging copy on the receiver's GPU.
+    peer_ok_.assign(std::size_t(visible * visible), 0);
+    for (int a = first; a < first + devices_used_; ++a)
+      for (int b = first; b < first + devices_used_; ++b) {
+        if (a == b) continue;
+        int can = 0;
+        must(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
+        if (!can) continue;
+        must(cudaSetDevice(a), "cudaSetDevice");
+        const cudaError_t error = cudaDeviceEnablePeerAccess(b, 0);
+        if (error != cudaSuccess && error != cudaErrorPeerAccessAlreadyEnabled)
+          must(error, "cudaDeviceEnablePeerAccess");
+        cudaGetLastError(); // clear "already enabled"
+        peer_ok_[std::size_t(a * visible + b)] = 1;
+      }
+    visible_ = visible;
     buffers_.resize(std::size_t(ranks_));
     sizes_.resize(std::size_t(ranks_));
     streams_.resize(std::size_t(ranks_), nullptr);
+    staging_.resize(std::size_t(ranks_), nullptr);
+    pace_slots_.resize(std::size_t(ranks_), nullptr);
     for (int r = 0; r < ranks_; ++r) {
+      workspaces_.push_back(std::make_unique<cuda::CodecWorkspace>());
+      must(cudaSetDevice(device_of_[std::size_t(r)]), "cudaSetDevice");
       must(cudaStreamCreateWithFlags(&streams_[std::size_t(r)], cudaStreamNonBlocking),
            "cudaStreamCreate");
+      if (pace_.active())
+        must(cudaMalloc(&pace_slots_[std::size_t(r)], sizeof(unsigned long long)), "cudaMalloc");
       for (coll::Buffer b : {coll::Buffer::input, coll::Buffer::output, coll::Buffer::scratch}) {
         const std::uint64_t bytes = schedule.buffer_bytes(r, b);
         sizes_[std::size_t(r)][std::size_t(b)] = bytes;
@@ -52,12 +85,19 @@ public:
     }
   }
   ~VirtualRanks() {
-    cudaDeviceSynchronize();
-    for (auto& rank : buffers_)
-      for (void* pointer : rank)
+    for (int d : device_of_) {
+      cudaSetDevice(d);
+      cudaDeviceSynchronize();
+    }
+    for (std::size_t r = 0; r < buffers_.size(); ++r) {
+      cudaSetDevice(device_of_[r]);
+      for (void* pointer : buffers_[r])
         if (pointer) cudaFree(pointer);
-    for (cudaStream_t stream : streams_)
-      if (stream) cudaStreamDestroy(stream);
+      if (staging_[r]) cudaFree(staging_[r]);
+      if (pace_slots_[r]) cudaFree(pace_slots_[r]);
+      workspaces_[r].reset();
+      if (streams_[r]) cudaStreamDestroy(streams_[r]);
+    }
   }
   VirtualRanks(const VirtualRanks&) = delete;
   VirtualRanks& operator=(const VirtualRanks&) = delete;
@@ -71,6 +111,7 @@ public:
                            : double(int((i * 7 + std::size_t(rank) * 3) % 7) - 3);
       coll::detail::store(call_.dtype, &host[i * e], static_cast<float>(v));
     }
+    must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
     if (!host.empty())
       must(cudaMemcpy(buffers_[std::size_t(rank)][0], host.data(), host.size(),
                       cudaMemcpyHostToDevice),
@@ -80,6 +121,7 @@ public:
   std::uint64_t count_wrong(int rank, const std::vector<double>& want) {
     const std::size_t e = coll::element_size(call_.dtype);
     std::vector<std::byte> host(sizes_[std::size_t(rank)][1]);
+    must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
     if (!host.empty())
       must(cudaMemcpy(host.data(), buffers_[std::size_t(rank)][1], host.size(),
                       cudaMemcpyDeviceToHost),
@@ -124,7 +166,27 @@ public:
         throw CudaFailure("a send or receive has no partner (a malformed schedule)");
   }
 
-  void synchronize() { must(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+  void synchronize() {
+    for (int r = 0; r < ranks_; ++r) {
+      must(cudaSetDevice(device_of_[std::size_t(r)]), "cudaSetDevice");
+      must(cudaStreamSynchronize(streams_[std::size_t(r)]), "cudaStreamSynchronize");
+    }
+  }
+  // "" or the data-dependent failures the codec kernels counted (a top-k index outside dst).
+  std::string codec_errors() {
+    std::uint64_t total = 0;
+    for (int r = 0; r < ranks_; ++r) {
+      must(cudaSetDevice(device_of_[std::size_t(r)]), "cudaSetDevice");
+      std::uint32_t count = 0;
+      must(workspaces_[std::size_t(r)]->error_count(streams_[std::size_t(r)], count),
+           "read the codec error count");
+      total += count;
+    }
+    return total == 0 ? ""
+                      : std::to_string(total) +
+                            " top-k pairs held an index outside their destination (skipped)";
+  }
+  int devices_used() const { return devices_used_; }
   std::uint64_t steps() const { return steps_; }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
@@ -214,67 +276,69 @@ private:
   void execute_local(const Started& s) {
     const int rank = programs_[s.program].rank;
     const coll::Step& step = s.step;
-    cudaStream_t stream = streams_[std::size_t(rank)];
-    const int dtype = static_cast<int>(call_.dtype);
-    const std::size_t n = step.dst.bytes / coll::element_size(call_.dtype);
-    switch (step.kind) {
-    case coll::StepKind::copy:
-      if (step.dst.bytes > 0)
-        must(cudaMemcpyAsync(at(rank, step.dst), at(rank, step.src), step.dst.bytes,
-                             cudaMemcpyDeviceToDevice, stream),
-             where(s));
-      return;
-    case coll::StepKind::reduce:
-      refuse_adasum(s);
-      must(cuda::launch_add(dtype, at(rank, step.dst), at(rank, step.src), at(rank, step.dst), n,
-                            stream),
-           where(s));
-      return;
-    case coll::StepKind::scale:
-      must(cuda::launch_scale(dtype, at(rank, step.src), at(rank, step.dst), n, step.param, stream),
-           where(s));
-      return;
-    case coll::StepKind::compute:
-      must(cuda::launch_spin(std::llround(step.param / 1000), stream), where(s));
-      return;
-    default:
-      throw CudaFailure(where(s) + ": the cuda backend has no kernel for " +
-                        std::string(coll::to_string(step.codec)) +
-                        " compress / decompress yet (run it with --backend host)");
+    must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
+    try {
+      cuda::enqueue_local_step(step, call_, at(rank, step.src), at(rank, step.aux),
+                               at(rank, step.dst), streams_[std::size_t(rank)],
+                               *workspaces_[std::size_t(rank)]);
+    } catch (const cuda::StepFailure& failure) {
+      throw CudaFailure(where(s) + ": " + failure.what());
     }
-  }
-
-  void refuse_adasum(const Started& s) const {
-    if (call_.reduction == coll::Reduction::adasum)
-      throw CudaFailure(where(s) + ": the cuda backend has no adasum kernel yet");
   }
 
   void transfer(const Started& send, const Started& receive) {
     const int from = programs_[send.program].rank, to = programs_[receive.program].rank;
     if (send.step.bytes != receive.step.bytes)
       throw CudaFailure(where(send) + ": its receive " + where(receive) + " expects other bytes");
+    const int from_device = device_of_[std::size_t(from)], to_device = device_of_[std::size_t(to)];
     cudaStream_t sender = streams_[std::size_t(from)], receiver = streams_[std::size_t(to)];
     cudaEvent_t ready = nullptr, done = nullptr;
+    must(cudaSetDevice(from_device), "cudaSetDevice");
     must(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-    must(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
     // The sender's bytes are ready once its stream reached this point (the send's deps were
     // enqueued before it); the receiver waits for that, moves or reduces, and the sender waits
     // for the receiver before it may overwrite what was sent.
     must(cudaEventRecord(ready, sender), where(send));
+    must(cudaSetDevice(to_device), "cudaSetDevice");
+    must(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
     must(cudaStreamWaitEvent(receiver, ready, 0), where(receive));
     const coll::Step& r = receive.step;
+    unsigned long long* slot = static_cast<unsigned long long*>(pace_slots_[std::size_t(to)]);
+    if (pace_.active()) must(cuda::launch_stamp(slot, receiver), where(receive));
+    const void* incoming = at(from, send.step.src);
+    const bool across = from_device != to_device;
     if (r.kind == coll::StepKind::recv) {
       if (r.bytes > 0)
-        must(cudaMemcpyAsync(at(to, r.dst), at(from, send.step.src), r.bytes,
-                             cudaMemcpyDeviceToDevice, receiver),
+        must(across ? cudaMemcpyPeerAsync(at(to, r.dst), to_device, incoming, from_device, r.bytes,
+                                          receiver)
+                    : cudaMemcpyAsync(at(to, r.dst), incoming, r.bytes, cudaMemcpyDeviceToDevice,
+                                      receiver),
              where(receive));
     } else {
-      refuse_adasum(receive);
-      must(cuda::launch_add(static_cast<int>(call_.dtype), at(to, r.src), at(from, send.step.src),
-                            at(to, r.dst), r.bytes / coll::element_size(call_.dtype), receiver),
-           where(receive));
+      if (across && !peer_ok_[std::size_t(to_device * visible_ + from_device)] && r.bytes > 0) {
+        // No peer access: bring the operand over first.
+        void*& staging = staging_[std::size_t(to)];
+        if (staging_bytes_.size() < staging_.size()) staging_bytes_.resize(staging_.size(), 0);
+        if (staging_bytes_[std::size_t(to)] < r.bytes) {
+          must(cudaStreamSynchronize(receiver), "cudaStreamSynchronize");
+          if (staging) cudaFree(staging);
+          must(cudaMalloc(&staging, r.bytes), "cudaMalloc");
+          staging_bytes_[std::size_t(to)] = r.bytes;
+        }
+        must(cudaMemcpyPeerAsync(staging, to_device, incoming, from_device, r.bytes, receiver),
+             where(receive));
+        incoming = staging;
+      }
+      try {
+        cuda::enqueue_combine(call_, at(to, r.src), incoming, at(to, r.dst), r.bytes, receiver);
+      } catch (const cuda::StepFailure& failure) {
+        throw CudaFailure(where(receive) + ": " + failure.what());
+      }
     }
+    if (pace_.active())
+      must(cuda::launch_pace(slot, paced_copy_ns(pace_, r.bytes), receiver), where(receive));
     must(cudaEventRecord(done, receiver), where(receive));
+    must(cudaSetDevice(from_device), "cudaSetDevice");
     must(cudaStreamWaitEvent(sender, done, 0), where(send));
     cudaEventDestroy(ready); // released by the runtime once the waits are done
     cudaEventDestroy(done);
@@ -303,6 +367,13 @@ private:
   std::vector<std::array<void*, 3>> buffers_;
   std::vector<std::array<std::uint64_t, 3>> sizes_;
   std::vector<cudaStream_t> streams_;
+  LinkPace pace_;
+  std::vector<int> device_of_; // per rank
+  int devices_used_ = 1, visible_ = 1;
+  std::vector<std::uint8_t> peer_ok_; // [to * visible + from]: to's kernels read from's memory
+  std::vector<void*> staging_, pace_slots_;
+  std::vector<std::uint64_t> staging_bytes_;
+  std::vector<std::unique_ptr<cuda::CodecWorkspace>> workspaces_;
   std::vector<Program> programs_;
   std::map<std::tuple<int, int, int>, Queue> queues_;
   std::deque<std::uint32_t> ready_;
@@ -321,6 +392,10 @@ std::string cuda_unavailable_reason() {
 CudaRun run_cuda(const coll::Schedule& schedule, const CudaOptions& options) {
   CudaRun run;
   const coll::CollectiveCall& call = schedule.call();
+  if (const std::string why = pace_problem(options.pace); !why.empty()) {
+    run.error = "pace: " + why;
+    return run;
+  }
   if (const std::string why = cuda_unavailable_reason(); !why.empty()) {
     run.error = why;
     return run;
@@ -337,7 +412,8 @@ CudaRun run_cuda(const coll::Schedule& schedule, const CudaOptions& options) {
     expected = std::move(reference.outputs);
   }
   try {
-    VirtualRanks ranks(schedule, options.device);
+    VirtualRanks ranks(schedule, options);
+    run.devices = ranks.devices_used();
     for (int r = 0; r < schedule.ranks(); ++r)
       ranks.set_input(r, run.checked && r < call.ranks ? &inputs[std::size_t(r)] : nullptr);
     for (int i = 0; i < options.warmup; ++i) ranks.run_once();
@@ -350,6 +426,10 @@ CudaRun run_cuda(const coll::Schedule& schedule, const CudaOptions& options) {
     const auto runs = std::uint64_t(options.warmup + options.iterations);
     run.steps = ranks.steps() / runs;
     run.bytes_sent = ranks.bytes_sent() / runs;
+    if (const std::string codec = ranks.codec_errors(); !codec.empty()) {
+      run.error = codec;
+      return run;
+    }
     if (run.checked)
       for (int r = 0; r < call.ranks; ++r)
         run.wrong += ranks.count_wrong(r, expected[std::size_t(r)]);

@@ -17,4 +17,10 @@ cudaError_t launch_scale(int dtype, const void* src, void* dst, std::size_t n, d
 // Keeps one thread busy for about `nanoseconds` (a compute step standing in for model work).
 cudaError_t launch_spin(long long nanoseconds, cudaStream_t stream);
 
+// Pacing: stamp writes the GPU's global timer (ns) into *slot; pace then keeps the stream busy
+// until `nanoseconds` have passed since the stamp. Between them a copy or reduce lasts at least
+// that long (a virtual link of a configured rate, see gpu_layout.hpp).
+cudaError_t launch_stamp(unsigned long long* slot, cudaStream_t stream);
+cudaError_t launch_pace(const unsigned long long* slot, long long nanoseconds, cudaStream_t stream);
+
 } // namespace ddlsim::real::cuda

@@ -1,13 +1,21 @@
-// The packet engine's event core: a binary min-heap of small event values ordered by
+// The packet engine's event core: a monotone priority queue of small event values ordered by
 // (time, insertion order), so that ties break first-in first-out and runs are deterministic.
 //
-// Packet events rarely share a time (serialization times differ by packet), so the bucketed
-// queue of sim/event_queue.hpp would open a bucket per event; a plain heap of 24-byte entries
-// with hand-written sifts is cheaper here. No allocation per event beyond amortised growth.
+// It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan): the engine never schedules before the
+// last event it took, so an event goes to bucket b = the highest bit in which its time differs
+// from that last time (bucket 0: the same time). Taking an event empties the lowest non-empty
+// bucket into lower ones around its least time; each event moves down a few times at most, and
+// a push is an append. Two events of one time always share a bucket and keep their insertion
+// order through every move, so the order is exactly the binary heap's (time, sequence), which
+// this replaced: every simulated result stays the same to the picosecond. With thousands of
+// pending events (a port per busy link, a timer per message) the heap's sift-down was a third of
+// the run. No allocation per event beyond amortised growth of the buckets.
 #pragma once
 
 #include "ddlsim/core/units.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -15,11 +23,14 @@ namespace ddlsim::sim::packet {
 
 enum class EventKind : std::uint8_t {
   tx_done,       // id = port: its packet on the wire finished serializing
-  arrive,        // id = packet: it reached the far end of its link
+  arrive,        // id = packet: it reached the far end of its link; aux = its next port
   local_done,    // id = program, aux = step index
   reduce_done,   // id = transfer
   timeout,       // id = transfer, aux = timer generation
   message_start, // id = transfer: the per-step overhead has passed, its packets may go
+  pace,          // id = port: a paced (DCQCN) message of this source port may send again
+  pfc_frame,     // id = port that receives it, aux = class | (1 << 8 if PAUSE, else RESUME)
+  rate_timer,    // id = transfer, aux = timer generation: DCQCN's rate increase timer
 };
 
 struct Event {
@@ -30,57 +41,58 @@ struct Event {
 
 class EventCore {
 public:
+  // `time` must not be before the time of the last event taken.
   void push(Picoseconds time, Event event) {
-    heap_.push_back(Entry{time, seq_++, event});
-    sift_up(heap_.size() - 1);
+    buckets_[bucket_of(time)].push_back(Entry{time, event});
+    ++size_;
   }
-  bool empty() const { return heap_.empty(); }
-  Picoseconds next_time() const { return heap_.front().time; }
+  bool empty() const { return size_ == 0; }
+  // The earliest time (the queue must not be empty).
+  Picoseconds next_time() {
+    settle();
+    return last_;
+  }
   // Removes the earliest event; its time is next_time() before the call.
   Event pop() {
-    const Event event = heap_.front().event;
-    heap_.front() = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(0);
+    settle();
+    --size_;
+    const Event event = buckets_[0][head_++].event;
+    if (head_ == buckets_[0].size()) {
+      buckets_[0].clear();
+      head_ = 0;
+    }
     return event;
   }
-  std::size_t size() const { return heap_.size(); }
+  std::size_t size() const { return size_; }
 
 private:
   struct Entry {
     Picoseconds time;
-    std::uint64_t seq;
     Event event;
-    bool before(const Entry& other) const {
-      return time != other.time ? time < other.time : seq < other.seq;
-    }
   };
-  void sift_up(std::size_t i) {
-    const Entry entry = heap_[i];
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / 2;
-      if (!entry.before(heap_[parent])) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = entry;
+  static constexpr int kBuckets = 65;
+
+  std::size_t bucket_of(Picoseconds time) const {
+    const auto diff = static_cast<std::uint64_t>(time) ^ static_cast<std::uint64_t>(last_);
+    return diff == 0 ? 0 : static_cast<std::size_t>(64 - __builtin_clzll(diff));
   }
-  void sift_down(std::size_t i) {
-    const Entry entry = heap_[i];
-    const std::size_t n = heap_.size();
-    while (true) {
-      std::size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && heap_[child + 1].before(heap_[child])) ++child;
-      if (!heap_[child].before(entry)) break;
-      heap_[i] = heap_[child];
-      i = child;
-    }
-    heap_[i] = entry;
+  // Makes bucket 0 hold the earliest events (in insertion order).
+  void settle() {
+    if (head_ < buckets_[0].size()) return;
+    std::size_t b = 1;
+    while (buckets_[b].empty()) ++b;
+    std::vector<Entry>& from = buckets_[b];
+    Picoseconds least = from.front().time;
+    for (const Entry& e : from) least = std::min(least, e.time);
+    last_ = least;
+    for (const Entry& e : from) buckets_[bucket_of(e.time)].push_back(e);
+    from.clear();
   }
 
-  std::vector<Entry> heap_;
-  std::uint64_t seq_ = 0;
+  std::array<std::vector<Entry>, kBuckets> buckets_;
+  std::size_t head_ = 0; // bucket 0 is consumed from the front
+  std::size_t size_ = 0;
+  Picoseconds last_ = 0;
 };
 
 } // namespace ddlsim::sim::packet

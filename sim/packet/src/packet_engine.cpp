@@ -26,8 +26,13 @@ Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
       std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
 }
 
-// What a message's sender may do next.
-enum class Want : std::uint8_t { nothing, resend, send_new, window_full };
+// What a message's sender may do next. window_full, paced (DCQCN's rate) and class_paused
+// (PFC) mean it has packets but must wait.
+enum class Want : std::uint8_t { nothing, resend, send_new, window_full, paced, class_paused };
+
+constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
+// A coalescing receiver's log entry: the packet index, and this bit when it came ECN-marked.
+constexpr std::uint32_t kLogEcn = 1u << 31;
 
 class PacketRun {
 public:
@@ -96,13 +101,103 @@ private:
       port.switch_port = kind == topo::VertexKind::network_switch;
       port.source = kind == topo::VertexKind::gpu;
       if (port.switch_port) {
-        port.lossless = sw_.pfc;
+        port.lossless = false; // PFC pauses by class (below), not by credit
         port.limit = link.buffer_bytes > 0 ? link.buffer_bytes : sw_.buffer_bytes;
       } else {
         port.lossless = true;
         port.limit = spec_.node_buffer_bytes;
       }
+      if (sw_.pfc.enabled && topology_.vertex(link.dst).kind == topo::VertexKind::network_switch) {
+        // The next switch's ingress thresholds for this link.
+        port.xoff = sw_.pfc.xoff_bytes > 0 ? sw_.pfc.xoff_bytes : sw_.buffer_bytes / 4;
+        port.xon = sw_.pfc.xon_bytes > 0 ? std::min(sw_.pfc.xon_bytes, port.xoff) : port.xoff / 2;
+        const double in_flight = static_cast<double>(link.latency) / port.ps_per_byte;
+        const std::uint64_t headroom = sw_.pfc.headroom_bytes >= 0
+                                           ? static_cast<std::uint64_t>(sw_.pfc.headroom_bytes)
+                                           : static_cast<std::uint64_t>(std::ceil(2 * in_flight)) +
+                                                 2ull * (spec_.mtu_bytes + spec_.header_bytes) +
+                                                 spec_.control_bytes;
+        port.ingress_limit = port.xoff + headroom;
+      }
     }
+    if (sw_.buffer_sharing == BufferSharing::shared) {
+      // One pool per switch: the given size, or the sum of its ports' own buffers.
+      std::vector<std::uint32_t> pool_of(topology_.vertex_count(), kNil);
+      for (topo::LinkId id = 0; id < topology_.link_count(); ++id) {
+        Port& port = ports_[id];
+        if (!port.switch_port) continue;
+        const topo::VertexId sw = topology_.link(id).src;
+        if (pool_of[sw] == kNil) {
+          pool_of[sw] = static_cast<std::uint32_t>(pools_.size());
+          pools_.push_back(SharedPool{sw_.shared_buffer_bytes, 0});
+        }
+        port.pool = pool_of[sw];
+        if (sw_.shared_buffer_bytes == 0) pools_[port.pool].size += port.limit;
+      }
+    }
+  }
+
+  // Whether a switch port's buffer takes `bytes` more data: its own limit, or the shared pool
+  // under the dynamic threshold alpha x (free pool).
+  bool admits(const Port& port, std::uint64_t bytes) const {
+    if (port.pool == kNil) return port.queued + bytes <= port.limit;
+    const SharedPool& pool = pools_[port.pool];
+    if (pool.used + bytes > pool.size) return false;
+    const double threshold =
+        sw_.dynamic_threshold_alpha * static_cast<double>(pool.size - pool.used);
+    return static_cast<double>(port.queued + bytes) <= threshold;
+  }
+  void pool_add(const Port& port, std::uint64_t bytes) {
+    if (port.pool != kNil) pools_[port.pool].used += bytes;
+  }
+  void pool_remove(const Port& port, std::uint64_t bytes) {
+    if (port.pool != kNil) pools_[port.pool].used -= bytes;
+  }
+
+  // A PFC frame from the switch at the end of link `port_id` back to that link's source port:
+  // it waits for the packet being serialized on the reverse link, then crosses it.
+  void send_pfc_frame(std::uint32_t port_id, int priority, bool pause) {
+    const Port& reverse = ports_[ports_[port_id].reverse];
+    const Picoseconds start = std::max(now_, reverse.free_at);
+    const Picoseconds arrival =
+        start + reverse.serialization(spec_.control_bytes) + reverse.latency;
+    events_.push(arrival, Event{EventKind::pfc_frame, port_id,
+                                static_cast<std::uint32_t>(priority) | (pause ? 1u << 8 : 0u)});
+    if (pause) {
+      ++result_.pfc_pauses;
+      ++result_.pfc_pauses_by_priority[static_cast<std::size_t>(priority)];
+    }
+  }
+
+  void on_pfc_frame(std::uint32_t port_id, std::uint32_t aux) {
+    Port& port = ports_[port_id];
+    const auto bit = static_cast<std::uint8_t>(1u << (aux & 0xff));
+    if (aux >> 8) {
+      port.paused |= bit;
+      return;
+    }
+    port.paused &= static_cast<std::uint8_t>(~bit);
+    try_send(port_id);
+  }
+
+  // A lossless packet leaves its switch's queue: the ingress count of its link goes down, and
+  // a paused class resumes below xon.
+  void release_ingress(Packet& packet) {
+    if (packet.in_port == kNil) return;
+    Port& in = ports_[packet.in_port];
+    const std::size_t c = packet.priority;
+    in.ingress[c] -= packet.bytes;
+    packet.in_port = kNil;
+    if (((in.pause_sent >> c) & 1u) && in.ingress[c] <= in.xon) {
+      in.pause_sent &= static_cast<std::uint8_t>(~(1u << c));
+      send_pfc_frame(static_cast<std::uint32_t>(&in - ports_.data()), static_cast<int>(c), false);
+    }
+  }
+
+  // The message bytes a packet carries: a data packet's size less its header (not stored, so
+  // that a packet stays 48 bytes).
+  std::uint32_t payload_of(const Packet& packet) const {
+    return packet.kind == PacketKind::data ? packet.bytes - spec_.header_bytes : 0;
   }
 
   void sample(std::uint32_t port_id) {
@@ -159,15 +254,18 @@ private:
       else
         ports_[full.waiters_tail].next_waiter = port_id;
       full.waiters_tail = port_id;
-      if (full.switch_port) ++result_.pfc_pauses;
       return;
     }
-    if (queued) take(port, pool_, id);
+    if (queued) {
+      take(port, pool_, id);
+      if (packet.kind == PacketKind::data) pool_remove(port, packet.bytes);
+      release_ingress(packet);
+    }
     if (next != kNil && ports_[next].lossless) ports_[next].reserved += charge;
     port.free_at = now_ + port.serialization(packet.bytes);
     last_tx_end_ = std::max(last_tx_end_, port.free_at);
     port.tx_bytes += packet.bytes;
-    events_.push(port.free_at + port.latency, Event{EventKind::arrive, id, 0});
+    events_.push(port.free_at + port.latency, Event{EventKind::arrive, id, next});
     if (port.has_queued() || port.sources != kNil) {
       port.tx_pending = true;
       events_.push(port.free_at, Event{EventKind::tx_done, port_id, 0});
@@ -203,27 +301,49 @@ private:
       deliver(id);
       return;
     }
+    const std::uint32_t came_by = packet.port;
     packet.hop = static_cast<std::uint16_t>(packet.reverse ? packet.hop - 1 : packet.hop + 1);
     packet.port = next;
     packet.next_port = kNil;
+    packet.in_port = kNil;
     Port& port = ports_[next];
     const bool data = packet.kind == PacketKind::data;
     if (port.lossless) {
       if (data) port.reserved -= packet.bytes;
     } else if (data) {
-      while (port.queued + packet.bytes > port.limit) {
-        const std::uint32_t victim = eviction_victim(port, pool_, sw_, packet);
-        if (victim == kNil) {
+      if (port.switch_port && sw_.pfc.lossless(packet.priority)) {
+        // Lossless class: admitted by its ingress link's count (xoff + headroom), not by the
+        // egress drop policy; crossing xoff pauses the class upstream.
+        Port& in = ports_[came_by];
+        const std::size_t c = packet.priority;
+        if (in.ingress[c] + packet.bytes > in.ingress_limit) {
+          ++result_.headroom_drops;
           drop(id, next);
           return;
         }
-        unlink(port, pool_, victim);
-        drop(victim, next);
+        in.ingress[c] += packet.bytes;
+        packet.in_port = came_by;
+        if (in.ingress[c] > in.xoff && !((in.pause_sent >> c) & 1u)) {
+          in.pause_sent |= static_cast<std::uint8_t>(1u << c);
+          send_pfc_frame(came_by, static_cast<int>(c), true);
+        }
+      } else {
+        while (!admits(port, packet.bytes)) {
+          const std::uint32_t victim = eviction_victim(port, pool_, sw_, packet);
+          if (victim == kNil) {
+            drop(id, next);
+            return;
+          }
+          unlink(port, pool_, victim);
+          pool_remove(port, pool_[victim].bytes);
+          drop(victim, next);
+        }
       }
       if (sw_.ecn_threshold_bytes > 0 && port.queued >= sw_.ecn_threshold_bytes) {
         packet.flags |= kEcn;
         ++result_.ecn_marks;
       }
+      pool_add(port, packet.bytes);
     }
     enqueue(port, pool_, id);
     sample(next);
@@ -235,7 +355,7 @@ private:
     pool_.release(id);
     ++ports_[port_id].drops;
     ++result_.drops;
-    result_.bytes_dropped += packet.payload;
+    result_.bytes_dropped += payload_of(packet);
     if (packet.kind == PacketKind::data) ++result_.drops_by_priority[packet.priority];
     if (!spec_.transport.reliable)
       throw InputError("/engine/transport/reliable",
@@ -284,41 +404,61 @@ private:
     try_send(messages_[id].port);
   }
 
-  Want wants(Message& m) {
+  Want wants(Message& m, std::uint8_t paused_classes) {
     if (m.sender_done) return Want::nothing;
     while (m.has_resend() && m.acked_bits.test(m.resend[m.resend_head])) {
       m.resend_bits.clear(m.resend[m.resend_head]);
       ++m.resend_head;
     }
-    if (m.has_resend()) return Want::resend;
-    if (m.next_new < m.packets)
-      return static_cast<double>(m.next_new - m.acked) < m.cwnd ? Want::send_new
-                                                                : Want::window_full;
-    return Want::nothing;
+    Want want = Want::nothing;
+    if (m.has_resend())
+      want = Want::resend;
+    else if (m.next_new < m.packets)
+      want =
+          static_cast<double>(m.next_new - m.acked) < m.cwnd ? Want::send_new : Want::window_full;
+    if (want == Want::resend || want == Want::send_new) {
+      if ((paused_classes >> m.priority) & 1u) return Want::class_paused;
+      if (m.next_send_at > now_) return Want::paced;
+    }
+    return want;
   }
 
-  // The next packet of the source port's messages, round robin; kNil when none may send.
+  // The next packet of the source port's messages, round robin; kNil when none may send (then
+  // a paced message's next time is booked as a pace event).
   std::uint32_t pull(std::uint32_t port_id) {
-    std::uint32_t first = ports_[port_id].sources;
-    while (ports_[port_id].sources != kNil) {
-      const std::uint32_t id = ports_[port_id].sources;
+    Port& port = ports_[port_id];
+    std::uint32_t first = port.sources;
+    Picoseconds wake = kNever;
+    while (port.sources != kNil) {
+      const std::uint32_t id = port.sources;
       Message& m = messages_[id];
-      const Want want = wants(m);
+      const Want want = wants(m, port.paused);
       if (want == Want::nothing) {
         const bool was_first = id == first;
         const std::uint32_t after = m.rr_next;
         list_remove(id);
-        if (was_first) first = ports_[port_id].sources == kNil ? kNil : after;
+        if (was_first) first = port.sources == kNil ? kNil : after;
         continue;
       }
-      ports_[port_id].sources = m.rr_next;
-      if (want == Want::window_full) {
-        if (ports_[port_id].sources == first) return kNil;
+      port.sources = m.rr_next;
+      if (want == Want::window_full || want == Want::paced || want == Want::class_paused) {
+        if (want == Want::paced) wake = std::min(wake, m.next_send_at);
+        if (port.sources == first) break;
         continue;
       }
       return make_data_packet(id, want == Want::resend);
     }
+    if (wake != kNever && (port.pace_at < 0 || wake < port.pace_at)) {
+      port.pace_at = wake;
+      events_.push(wake, Event{EventKind::pace, port_id, 0});
+    }
     return kNil;
+  }
+
+  void on_pace(std::uint32_t port_id) {
+    if (ports_[port_id].pace_at != now_) return; // superseded by an earlier one
+    ports_[port_id].pace_at = -1;
+    try_send(port_id);
   }
 
   std::uint32_t make_data_packet(std::uint32_t message_id, bool resend) {
@@ -332,6 +472,7 @@ private:
     } else {
       seq = m.next_new++;
       ++result_.data_packets;
+      ++result_.data_packets_by_priority[m.priority];
     }
     const std::uint64_t mtu = spec_.mtu_bytes;
     const std::uint32_t payload = static_cast<std::uint32_t>(
@@ -341,9 +482,9 @@ private:
     packet.seq = seq;
     packet.aux = 0;
     packet.bytes = payload + spec_.header_bytes;
-    packet.payload = payload;
     packet.port = m.port;
     packet.next_port = kNil;
+    packet.in_port = kNil;
     packet.hop = 0;
     packet.kind = PacketKind::data;
     packet.priority = m.priority;
@@ -369,6 +510,7 @@ private:
     if (spec_.load_balancing != LoadBalancing::adaptive)
       packet.path_hi = static_cast<std::uint16_t>(packet.path_lo + 1);
     ++m.alive;
+    if (m.rate < m.line_rate) dcqcn_on_send(message_id, packet.bytes);
     if (!spec_.transport.reliable) {
       if (m.next_new == m.packets) m.sender_done = true;
     } else if (!m.timer_armed) {
@@ -399,11 +541,13 @@ private:
   void on_ack(std::uint32_t id, const Packet& ack) {
     Message& m = messages_[id];
     if (m.sender_done) return;
-    if (m.acked_bits.set(ack.seq)) {
-      ++m.acked;
-      m.last_progress = now_;
-      if (spec_.transport.congestion_control == CongestionControl::dctcp)
-        dctcp_on_ack(m, (ack.flags & kEcn) != 0);
+    if (spec_.transport.ack_every_packets == 1) {
+      acknowledge(m, ack.seq, (ack.flags & kEcn) != 0);
+    } else {
+      // A coalesced ACK covers entries [seq, aux) of the receiver's log (written before it
+      // left, so reading them here tells the sender nothing it could not know).
+      for (std::uint32_t i = ack.seq; i < ack.aux; ++i)
+        acknowledge(m, m.ack_log[i] & ~kLogEcn, (m.ack_log[i] & kLogEcn) != 0);
     }
     if (ack.flags & kComplete) {
       m.sender_done = true;
@@ -412,6 +556,13 @@ private:
       return;
     }
     activate(id);
+  }
+
+  void acknowledge(Message& m, std::uint32_t seq, bool marked) {
+    if (!m.acked_bits.set(seq)) return;
+    ++m.acked;
+    m.last_progress = now_;
+    if (spec_.transport.congestion_control == CongestionControl::dctcp) dctcp_on_ack(m, marked);
   }
 
   static void dctcp_on_ack(Message& m, bool marked) {
@@ -429,6 +580,72 @@ private:
       m.cut_until = m.next_new;
     } else if (!marked) {
       m.cwnd += 1 / m.cwnd;
+    }
+  }
+
+  // ---- DCQCN, reaction point ------------------------------------------------------------------
+
+  // Pacing at RC (the gap a packet of `bytes` takes at that rate) and the byte counter.
+  void dcqcn_on_send(std::uint32_t id, std::uint32_t bytes) {
+    Message& m = messages_[id];
+    m.next_send_at =
+        now_ + static_cast<Picoseconds>(std::llround(static_cast<double>(bytes) * 1e12 / m.rate));
+    m.byte_count += bytes;
+    if (m.byte_count >= spec_.transport.dcqcn.byte_counter) {
+      m.byte_count = 0;
+      ++m.byte_stage;
+      dcqcn_increase(m);
+    }
+  }
+
+  void on_cnp(std::uint32_t id) {
+    Message& m = messages_[id];
+    if (m.sender_done) return;
+    const DcqcnSpec& d = spec_.transport.dcqcn;
+    ++result_.rate_cuts;
+    if (m.alpha_since >= 0) // the alpha timer's expiries since the last CNP, applied now
+      m.dcqcn_alpha *=
+          std::pow(1 - d.g, static_cast<double>((now_ - m.alpha_since) / d.alpha_timer));
+    m.alpha_since = now_;
+    m.target = m.rate;
+    m.rate = std::max(d.min_bytes_per_second, m.rate * (1 - m.dcqcn_alpha / 2));
+    m.dcqcn_alpha = (1 - d.g) * m.dcqcn_alpha + d.g;
+    m.timer_stage = m.byte_stage = 0;
+    m.byte_count = 0;
+    m.rate_timer_due = now_ + d.rate_timer;
+    events_.push(m.rate_timer_due, Event{EventKind::rate_timer, id, m.timer_generation});
+    // A packet already paced at the old rate keeps its time; later ones use the new rate.
+  }
+
+  void on_rate_timer(std::uint32_t id, std::uint32_t generation) {
+    Message& m = messages_[id];
+    if (generation != m.timer_generation || m.sender_done || m.rate_timer_due != now_) return;
+    ++m.timer_stage;
+    dcqcn_increase(m);
+    if (m.rate < m.line_rate) {
+      m.rate_timer_due = now_ + spec_.transport.dcqcn.rate_timer;
+      events_.push(m.rate_timer_due, Event{EventKind::rate_timer, id, generation});
+    } else {
+      m.rate_timer_due = -1;
+    }
+  }
+
+  // One increase event (timer or byte counter): fast recovery halves the distance to RT; past F
+  // expiries RT itself rises, additively or (both counters past F) hyper-additively.
+  void dcqcn_increase(Message& m) {
+    const DcqcnSpec& d = spec_.transport.dcqcn;
+    const int f = d.fast_recovery_steps;
+    if (std::min(m.timer_stage, m.byte_stage) > f)
+      m.target += d.hyper_bytes_per_second * (std::min(m.timer_stage, m.byte_stage) - f);
+    else if (std::max(m.timer_stage, m.byte_stage) > f)
+      m.target += d.additive_bytes_per_second;
+    m.target = std::min(m.target, m.line_rate);
+    m.rate = (m.rate + m.target) / 2;
+    // Halving never closes the gap: within one additive step of the line rate, the limiter is
+    // released (as a NIC does when RC reaches the line rate).
+    if (m.line_rate - m.rate < d.additive_bytes_per_second) {
+      m.rate = m.line_rate;
+      m.next_send_at = 0;
     }
   }
 
@@ -456,6 +673,9 @@ private:
     case PacketKind::nack:
       on_nack(packet.transfer, packet);
       break;
+    case PacketKind::cnp:
+      on_cnp(packet.transfer);
+      break;
     }
     maybe_free(packet.transfer);
   }
@@ -465,11 +685,12 @@ private:
     Message& m = messages_[id];
     bool gap = false;
     std::uint32_t gap_from = 0;
+    const bool fresh = !m.received_bits.test(packet.seq);
     if (!m.received_bits.set(packet.seq)) {
       ++result_.duplicates;
     } else {
       ++m.received;
-      m.received_payload += packet.payload;
+      m.received_payload += payload_of(packet);
       if (packet.seq + 1 < m.highest) ++result_.reordered;
       if (packet.seq > m.highest && spec_.load_balancing == LoadBalancing::ecmp && !m.droppable) {
         gap = true;
@@ -488,13 +709,31 @@ private:
       }
       receive_complete(id);
     }
-    if (!spec_.transport.reliable) return;
     Message& again = messages_[id]; // receive_complete may have started new messages
+    if (spec_.transport.congestion_control == CongestionControl::dcqcn && (packet.flags & kEcn) &&
+        (again.last_cnp < 0 || now_ - again.last_cnp >= spec_.transport.dcqcn.cnp_interval)) {
+      again.last_cnp = now_;
+      ++result_.cnps;
+      send_control(id, packet, PacketKind::cnp, packet.seq, 0, 0);
+    }
+    if (!spec_.transport.reliable) return;
     if (gap && !again.receiver_done)
       send_control(id, packet, PacketKind::nack, gap_from, packet.seq, 0);
     const std::uint8_t flags =
         static_cast<std::uint8_t>((packet.flags & kEcn) | (again.receiver_done ? kComplete : 0));
-    send_control(id, packet, PacketKind::ack, packet.seq, 0, flags);
+    const std::uint32_t every = spec_.transport.ack_every_packets;
+    if (every == 1) {
+      send_control(id, packet, PacketKind::ack, packet.seq, 0, flags);
+      return;
+    }
+    // Coalesced: one ACK per `every` new packets, and at once when the receive completes or a
+    // duplicate shows that the sender is resending.
+    if (fresh) again.ack_log.push_back(packet.seq | ((packet.flags & kEcn) ? kLogEcn : 0));
+    const auto logged = static_cast<std::uint32_t>(again.ack_log.size());
+    if (logged - again.ack_sent < every && !again.receiver_done && fresh) return;
+    if (logged == again.ack_sent && !again.receiver_done) return;
+    send_control(id, packet, PacketKind::ack, again.ack_sent, logged, flags);
+    again.ack_sent = logged;
   }
 
   // An ACK or NACK for `data`, walking its path back from the receiver.
@@ -507,10 +746,10 @@ private:
     packet.seq = seq;
     packet.aux = aux;
     packet.bytes = spec_.control_bytes;
-    packet.payload = 0;
     packet.hop = static_cast<std::uint16_t>(path.size() - 1);
     packet.port = ports_[path.back()].reverse;
     packet.next_port = kNil;
+    packet.in_port = kNil;
     packet.path_lo = data.path_lo;
     packet.path_hi = static_cast<std::uint16_t>(data.path_lo + 1);
     packet.kind = kind;
@@ -649,14 +888,19 @@ private:
       return static_cast<std::uint8_t>(transport.priority);
     case TransportSpec::PriorityRule::by_channel:
       return static_cast<std::uint8_t>(std::min<int>(channel, classes - 1));
-    case TransportSpec::PriorityRule::by_offset: {
+    case TransportSpec::PriorityRule::by_offset:
+    case TransportSpec::PriorityRule::by_layer: {
       const Slot& step = slot(receive);
       const std::uint64_t size =
           schedule_.buffer_bytes(programs_[receive.program].rank, step.dst_buffer);
       if (size == 0) return 0;
       const auto c = static_cast<int>(static_cast<double>(step.dst_offset) * classes /
                                       static_cast<double>(size));
-      return static_cast<std::uint8_t>(std::clamp(c, 0, classes - 1));
+      const int by_offset = std::clamp(c, 0, classes - 1);
+      return static_cast<std::uint8_t>(transport.priority_rule ==
+                                               TransportSpec::PriorityRule::by_offset
+                                           ? by_offset
+                                           : classes - 1 - by_offset);
     }
     }
     return 0;
@@ -702,7 +946,7 @@ private:
     m.droppable = transport.loss_bound > 0;
     const std::uint64_t mtu = spec_.mtu_bytes;
     const std::uint64_t packets = std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu);
-    if (packets > 0xffffffffu)
+    if (packets >= kLogEcn) // indices leave the top bit for the coalesced-ACK log
       throw InputError("/engine/mtu_bytes",
                        "a message of " + format_bytes(m.bytes) + " needs " +
                            std::to_string(packets) +
@@ -724,6 +968,17 @@ private:
                  : std::numeric_limits<double>::infinity();
     m.alpha = 1;
     m.window_acks = m.window_marks = m.window_end = m.cut_until = 0;
+    m.line_rate = 1e12 / ports_[m.port].ps_per_byte;
+    m.rate = m.target = m.line_rate;
+    m.dcqcn_alpha = 1;
+    m.alpha_since = -1;
+    m.next_send_at = 0;
+    m.rate_timer_due = -1;
+    m.byte_count = 0;
+    m.timer_stage = m.byte_stage = 0;
+    m.last_cnp = -1;
+    m.ack_log.clear();
+    m.ack_sent = 0;
     m.received = 0;
     m.received_payload = 0;
     m.highest = 0;
@@ -744,6 +999,9 @@ private:
       on_tx_done(event.id);
       break;
     case EventKind::arrive:
+      // The packet and the port it arrives at are both likely cold: start fetching the port
+      // while the packet loads (aux is only this hint).
+      if (event.aux != kNil) __builtin_prefetch(&ports_[event.aux]);
       on_arrive(event.id);
       break;
     case EventKind::local_done:
@@ -757,6 +1015,15 @@ private:
       break;
     case EventKind::message_start:
       activate(event.id);
+      break;
+    case EventKind::pace:
+      on_pace(event.id);
+      break;
+    case EventKind::pfc_frame:
+      on_pfc_frame(event.id, event.aux);
+      break;
+    case EventKind::rate_timer:
+      on_rate_timer(event.id, event.aux);
       break;
     }
   }
@@ -824,6 +1091,11 @@ private:
   EventCore events_;
   PacketPool pool_;
   std::vector<Port> ports_;
+  struct SharedPool {
+    std::uint64_t size = 0;
+    std::uint64_t used = 0;
+  };
+  std::vector<SharedPool> pools_; // shared switch buffers, one per switch
   std::vector<Message> messages_;
   std::vector<std::uint32_t> free_messages_;
   std::vector<GpuRates> rates_;

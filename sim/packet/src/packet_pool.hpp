@@ -12,7 +12,8 @@ namespace ddlsim::sim::packet {
 
 inline constexpr std::uint32_t kNil = 0xffffffffu;
 
-enum class PacketKind : std::uint8_t { data, ack, nack };
+// cnp: DCQCN's congestion notification, from the receiver of ECN-marked data to its sender.
+enum class PacketKind : std::uint8_t { data, ack, nack, cnp };
 
 enum PacketFlags : std::uint8_t {
   kEcn = 1,       // congestion experienced (set by a switch), echoed by the ACK
@@ -20,6 +21,7 @@ enum PacketFlags : std::uint8_t {
   kComplete = 4,  // ACK: the receive has completed; the sender stops
 };
 
+// 48 bytes; the hot loop touches several per event, so keep it small.
 struct Packet {
   std::uint32_t transfer; // message it belongs to (whose paths it follows)
   std::uint32_t seq;      // data: packet index in the message; nack: first missing index
@@ -27,9 +29,9 @@ struct Packet {
   std::uint32_t next;     // intrusive queue links (pool indices)
   std::uint32_t prev;
   std::uint32_t bytes;     // on the wire, header included
-  std::uint32_t payload;   // message bytes it carries (data only)
   std::uint32_t port;      // the port it is queued at or crossing
   std::uint32_t next_port; // the port after that (chosen when it starts crossing); kNil = deliver
+  std::uint32_t in_port;   // PFC: the link it entered its switch by, while counted there
   std::uint16_t path_lo;   // candidate paths [path_lo, path_hi) consistent with the hops so far
   std::uint16_t path_hi;
   std::uint16_t hop; // index of the link it is queued for or crossing
@@ -38,6 +40,8 @@ struct Packet {
   std::uint8_t flags;
   bool reverse; // control packets walk their data path backwards
 };
+
+static_assert(sizeof(Packet) == 48);
 
 class PacketPool {
 public:

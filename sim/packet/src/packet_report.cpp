@@ -19,8 +19,13 @@ Json packet_details(const PacketTiming& t, const topo::Topology& topology) {
                      {"drops", s.drops}});
   Json by_priority = Json::array();
   for (std::uint64_t d : t.drops_by_priority) by_priority.push_back(d);
+  Json packets_by_priority = Json::array();
+  for (std::uint64_t p : t.data_packets_by_priority) packets_by_priority.push_back(p);
+  Json pauses_by_priority = Json::array();
+  for (std::uint64_t p : t.pfc_pauses_by_priority) pauses_by_priority.push_back(p);
   return {{"events", t.events},
           {"data_packets", t.data_packets},
+          {"data_packets_by_priority", std::move(packets_by_priority)},
           {"control_packets", t.control_packets},
           {"retransmissions", t.retransmissions},
           {"drops", t.drops},
@@ -32,6 +37,10 @@ Json packet_details(const PacketTiming& t, const topo::Topology& topology) {
           {"reordered", t.reordered},
           {"ecn_marks", t.ecn_marks},
           {"pfc_pauses", t.pfc_pauses},
+          {"pfc_pauses_by_priority", std::move(pauses_by_priority)},
+          {"headroom_drops", t.headroom_drops},
+          {"cnps", t.cnps},
+          {"rate_cuts", t.rate_cuts},
           {"links", std::move(links)}};
 }
 
@@ -51,6 +60,15 @@ std::string packet_summary(const PacketTiming& t, const topo::Topology& topology
     std::snprintf(line, sizeof line, ", %s lost and accepted (at most %.2f%% of a message)",
                   format_bytes(t.bytes_lost_accepted).c_str(),
                   static_cast<double>(t.max_lost_fraction_ppm) * 1e-4);
+    out += line;
+  }
+  if (t.cnps > 0) {
+    std::snprintf(line, sizeof line, ", %llu CNPs", static_cast<unsigned long long>(t.cnps));
+    out += line;
+  }
+  if (t.headroom_drops > 0) {
+    std::snprintf(line, sizeof line, ", %llu lossless drops (PFC headroom too small)",
+                  static_cast<unsigned long long>(t.headroom_drops));
     out += line;
   }
   out += "\n";

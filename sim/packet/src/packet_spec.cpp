@@ -18,6 +18,53 @@ Enum parse_choice(const JsonValue& value, const std::array<Enum, N>& all) {
   return all[0];
 }
 
+// "pfc": true (every class lossless, thresholds from the buffer and the links) or
+// {"classes": [0, ...], "xoff_bytes", "xon_bytes", "headroom_bytes"}.
+PfcSpec parse_pfc(const JsonValue& value, int priorities) {
+  PfcSpec pfc;
+  if (value.raw().is_boolean()) {
+    pfc.enabled = value.boolean();
+    return pfc;
+  }
+  pfc.enabled = true;
+  JsonObject object = value.object();
+  if (auto v = object.optional("classes")) {
+    pfc.lossless_classes = 0;
+    for (const JsonValue& c : v->array(1, kMaxPriorities))
+      pfc.lossless_classes |= static_cast<std::uint8_t>(1u << c.integer(0, priorities - 1));
+  }
+  if (auto v = object.optional("xoff_bytes")) pfc.xoff_bytes = v->bytes(1, 1ull << 40);
+  if (auto v = object.optional("xon_bytes")) {
+    pfc.xon_bytes = v->bytes(0, 1ull << 40);
+    if (pfc.xoff_bytes > 0 && pfc.xon_bytes > pfc.xoff_bytes)
+      v->fail("expected xon_bytes at most xoff_bytes (" + std::to_string(pfc.xoff_bytes) +
+              "), found " + std::to_string(pfc.xon_bytes));
+  }
+  if (auto v = object.optional("headroom_bytes"))
+    pfc.headroom_bytes = static_cast<std::int64_t>(v->bytes(0, 1ull << 40));
+  object.finish();
+  return pfc;
+}
+
+DcqcnSpec parse_dcqcn(const JsonValue& section) {
+  DcqcnSpec spec;
+  JsonObject object = section.object();
+  const auto us = [](const JsonValue& v) { return ns_to_ps(v.positive_number(1e9) * 1e3); };
+  const auto gbps = [](const JsonValue& v) { return v.positive_number(1e6) * 1e9 / 8; };
+  if (auto v = object.optional("g")) spec.g = v->positive_number(1);
+  if (auto v = object.optional("cnp_interval_us")) spec.cnp_interval = us(*v);
+  if (auto v = object.optional("alpha_timer_us")) spec.alpha_timer = us(*v);
+  if (auto v = object.optional("rate_timer_us")) spec.rate_timer = us(*v);
+  if (auto v = object.optional("byte_counter_bytes")) spec.byte_counter = v->bytes(1, 1ull << 50);
+  if (auto v = object.optional("fast_recovery_steps"))
+    spec.fast_recovery_steps = static_cast<int>(v->integer(0, 1000));
+  if (auto v = object.optional("additive_increase_gbps")) spec.additive_bytes_per_second = gbps(*v);
+  if (auto v = object.optional("hyper_increase_gbps")) spec.hyper_bytes_per_second = gbps(*v);
+  if (auto v = object.optional("min_rate_gbps")) spec.min_bytes_per_second = gbps(*v);
+  object.finish();
+  return spec;
+}
+
 SwitchSpec parse_switch(const JsonValue& section) {
   SwitchSpec spec;
   JsonObject object = section.object();
@@ -40,7 +87,20 @@ SwitchSpec parse_switch(const JsonValue& section) {
         *v, std::array{DropPolicy::tail, DropPolicy::priority, DropPolicy::loss_tolerant});
   if (auto v = object.optional("ecn_threshold_bytes"))
     spec.ecn_threshold_bytes = v->bytes(0, 1ull << 40);
-  if (auto v = object.optional("pfc")) spec.pfc = v->boolean();
+  if (auto v = object.optional("pfc")) spec.pfc = parse_pfc(*v, spec.priorities);
+  if (auto v = object.optional("buffer_sharing"))
+    spec.buffer_sharing =
+        parse_choice(*v, std::array{BufferSharing::per_port, BufferSharing::shared});
+  if (auto v = object.optional("shared_buffer_bytes")) {
+    spec.shared_buffer_bytes = v->bytes(64, 1ull << 44);
+    if (spec.buffer_sharing != BufferSharing::shared)
+      v->fail("shared_buffer_bytes only applies with \"buffer_sharing\": \"shared\"");
+  }
+  if (auto v = object.optional("dynamic_threshold_alpha")) {
+    spec.dynamic_threshold_alpha = v->positive_number(1e6);
+    if (spec.buffer_sharing != BufferSharing::shared)
+      v->fail("dynamic_threshold_alpha only applies with \"buffer_sharing\": \"shared\"");
+  }
   object.finish();
   return spec;
 }
@@ -50,22 +110,34 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
   JsonObject object = section.object();
   if (auto v = object.optional("reliable")) spec.reliable = v->boolean();
   if (auto v = object.optional("congestion_control")) {
-    if (v->raw() == "dcqcn")
-      v->fail("DCQCN-style rate control is not part of this version of the packet engine yet; "
-              "use \"none\" or \"dctcp\"");
     spec.congestion_control =
-        parse_choice(*v, std::array{CongestionControl::none, CongestionControl::dctcp});
+        parse_choice(*v, std::array{CongestionControl::none, CongestionControl::dctcp,
+                                    CongestionControl::dcqcn});
   }
+  if (auto v = object.optional("dcqcn")) {
+    if (spec.congestion_control != CongestionControl::dcqcn)
+      v->fail("dcqcn parameters only apply with \"congestion_control\": \"dcqcn\"");
+    spec.dcqcn = parse_dcqcn(*v);
+  }
+  if (spec.congestion_control == CongestionControl::dcqcn && switch_spec.ecn_threshold_bytes == 0)
+    throw InputError(object.child_path("congestion_control"),
+                     "dcqcn reacts to ECN marks, but switch.ecn_threshold_bytes is 0 (never "
+                     "mark); set it, e.g. \"ecn_threshold_bytes\": \"100KiB\"");
   if (auto v = object.optional("rto_us")) spec.rto = ns_to_ps(v->positive_number(1e9) * 1e3);
   if (auto v = object.optional("initial_window_packets"))
     spec.initial_window_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 24));
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);
+  if (auto v = object.optional("ack_every_packets")) {
+    spec.ack_every_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 16));
+    if (spec.ack_every_packets > 1 && !spec.reliable) v->fail("ACKs need \"reliable\": true");
+  }
   if (auto v = object.optional("priority")) {
     if (v->raw().is_string()) {
-      spec.priority_rule =
-          v->choice(std::vector<std::string>{"by_channel", "by_offset"}) == "by_channel"
-              ? TransportSpec::PriorityRule::by_channel
-              : TransportSpec::PriorityRule::by_offset;
+      const std::string rule =
+          v->choice(std::vector<std::string>{"by_channel", "by_offset", "by_layer"});
+      spec.priority_rule = rule == "by_channel"  ? TransportSpec::PriorityRule::by_channel
+                           : rule == "by_offset" ? TransportSpec::PriorityRule::by_offset
+                                                 : TransportSpec::PriorityRule::by_layer;
     } else {
       spec.priority = static_cast<int>(v->integer(0, kMaxPriorities - 1));
       if (spec.priority >= switch_spec.priorities)
@@ -111,7 +183,18 @@ std::string_view to_string(LoadBalancing balancing) {
   return "ecmp";
 }
 std::string_view to_string(CongestionControl control) {
-  return control == CongestionControl::none ? "none" : "dctcp";
+  switch (control) {
+  case CongestionControl::none:
+    return "none";
+  case CongestionControl::dctcp:
+    return "dctcp";
+  case CongestionControl::dcqcn:
+    return "dcqcn";
+  }
+  return "none";
+}
+std::string_view to_string(BufferSharing sharing) {
+  return sharing == BufferSharing::per_port ? "per_port" : "shared";
 }
 
 PacketEngineSpec parse_packet_engine_spec(JsonObject& engine) {

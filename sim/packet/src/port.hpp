@@ -22,7 +22,11 @@ struct ClassQueue {
   std::int64_t deficit = 0; // dwrr
 };
 
-struct Port {
+// Laid out hot first: what every crossing touches (the link, the queue totals, the flags, the
+// control queue and the first two data classes, the per-packet statistics) comes before the
+// rarely used parts (more classes, PFC accounting, drop and sample statistics), and a port
+// starts on a cache line. With 13,312 ports at 1,024 GPUs (6 MiB), ports do not stay in cache.
+struct alignas(64) Port {
   // The link.
   double ps_per_byte = 0;
   Picoseconds latency = 0;
@@ -40,16 +44,28 @@ struct Port {
   bool blocked = false;     // waiting for room at the next port
   std::uint8_t dwrr_class = 0;
   bool dwrr_fresh = true;
+  // PFC: classes the next switch told this port to hold (bit per class).
+  std::uint8_t paused = 0;
   std::uint32_t waiters = kNil;      // lossless ports blocked on this one, first blocked first:
   std::uint32_t waiters_tail = kNil; // woken in that order, they share the room round robin
   std::uint32_t next_waiter = kNil;  // link in the list of the port this one waits on
   std::uint32_t sources = kNil;      // source ports: round-robin cursor over active messages
-  // Statistics.
+  Picoseconds pace_at = -1;          // source ports: a pace event is due then (-1: none)
+  std::uint32_t pool = kNil;         // switch ports with a shared buffer: their switch's pool
+  // Statistics updated per packet.
   std::uint64_t tx_bytes = 0;
   std::uint64_t peak_queued = 0;
+  std::array<ClassQueue, kMaxPriorities + 1> classes{}; // [0] control, [1 + c] data class c
+  // The next switch's PFC ingress accounting for this link, kept here because it is per link:
+  // bytes that came in by this link and still wait there, per class, and the classes paused.
+  std::uint8_t pause_sent = 0;
+  std::uint64_t xoff = 0;
+  std::uint64_t xon = 0;
+  std::uint64_t ingress_limit = 0; // xoff + headroom
+  std::array<std::uint64_t, kMaxPriorities> ingress{};
+  // Other statistics.
   std::uint64_t drops = 0;
   Picoseconds last_sample = -1;
-  std::array<ClassQueue, kMaxPriorities + 1> classes{}; // [0] control, [1 + c] data class c
 
   Picoseconds serialization(std::uint32_t bytes) const {
     return static_cast<Picoseconds>(static_cast<double>(bytes) * ps_per_byte + 0.5);
@@ -104,9 +120,11 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
   if (port.classes[0].head != kNil) return port.classes[0].head;
   if (port.queued == 0) return kNil;
   const int classes = spec.priorities;
+  const unsigned paused = port.paused;
   if (spec.scheduler == Scheduler::strict || classes == 1) {
     for (int c = 0; c < classes; ++c)
-      if (port.classes[1 + c].head != kNil) return port.classes[1 + c].head;
+      if (port.classes[1 + c].head != kNil && !((paused >> c) & 1u))
+        return port.classes[1 + c].head;
     return kNil;
   }
   // DWRR: a class visited afresh gets its quantum (weight x MTU-sized packets); it is served
@@ -116,7 +134,7 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
     ClassQueue& q = port.classes[1 + port.dwrr_class];
     if (q.head == kNil) {
       q.deficit = 0;
-    } else {
+    } else if (!((paused >> port.dwrr_class) & 1u)) { // a paused class keeps its deficit
       if (port.dwrr_fresh) {
         const std::uint32_t weight =
             spec.dwrr_weights.empty() ? 1 : spec.dwrr_weights[port.dwrr_class];
@@ -129,7 +147,7 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
     port.dwrr_fresh = true;
   }
   for (int c = 0; c < classes; ++c) // unreachable with positive weights; keeps it total
-    if (port.classes[1 + c].head != kNil) return port.classes[1 + c].head;
+    if (port.classes[1 + c].head != kNil && !((paused >> c) & 1u)) return port.classes[1 + c].head;
   return kNil;
 }
 
@@ -142,18 +160,21 @@ inline void take(Port& port, PacketPool& pool, std::uint32_t id) {
 
 // The queued data packet a full buffer gives up for an arriving packet, or kNil to drop the
 // arrival itself. priority: the latest packet of the lowest class below the arrival's;
-// loss_tolerant: the latest droppable packet, if the arrival is not droppable itself.
+// loss_tolerant: the latest droppable packet, if the arrival is not droppable itself. Packets
+// of PFC's lossless classes are never evicted.
 inline std::uint32_t eviction_victim(const Port& port, const PacketPool& pool,
                                      const SwitchSpec& spec, const Packet& arriving) {
   if (spec.drop_policy == DropPolicy::priority) {
     for (int c = spec.priorities - 1; c > arriving.priority; --c)
-      if (port.classes[1 + c].tail != kNil) return port.classes[1 + c].tail;
+      if (port.classes[1 + c].tail != kNil && !spec.pfc.lossless(c))
+        return port.classes[1 + c].tail;
     return kNil;
   }
   if (spec.drop_policy == DropPolicy::loss_tolerant && !(arriving.flags & kDroppable)) {
     for (int c = spec.priorities - 1; c >= 0; --c)
-      for (std::uint32_t id = port.classes[1 + c].tail; id != kNil; id = pool[id].prev)
-        if (pool[id].flags & kDroppable) return id;
+      if (!spec.pfc.lossless(c))
+        for (std::uint32_t id = port.classes[1 + c].tail; id != kNil; id = pool[id].prev)
+          if (pool[id].flags & kDroppable) return id;
   }
   return kNil;
 }

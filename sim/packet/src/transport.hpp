@@ -80,6 +80,23 @@ struct Message {
   std::uint32_t window_marks = 0;
   std::uint32_t window_end = 0; // acked count that closes the current observation window
   std::uint32_t cut_until = 0;  // no second window cut before this many packets are acked
+  // dcqcn, reaction point (sender): rates in bytes per second; line = the source port's.
+  double rate = 0;   // RC, the pacing rate
+  double target = 0; // RT
+  double line_rate = 0;
+  double dcqcn_alpha = 1;
+  Picoseconds alpha_since = -1; // last CNP (alpha decays once per alpha_timer since then)
+  Picoseconds next_send_at = 0; // pacing: no packet before this
+  Picoseconds rate_timer_due = -1;
+  std::uint64_t byte_count = 0; // bytes sent since the byte counter last expired
+  int timer_stage = 0;          // rate timer expiries since the last CNP
+  int byte_stage = 0;           // byte counter expiries since the last CNP
+  // Coalesced ACKs (ack_every_packets > 1): the receiver logs each new packet (index, and the
+  // ECN bit) and an ACK covers the log entries [ack_sent, its end) when it leaves.
+  std::vector<std::uint32_t> ack_log;
+  std::uint32_t ack_sent = 0;
+  // dcqcn, notification point (receiver).
+  Picoseconds last_cnp = -1;
   // Receiver.
   std::uint32_t received = 0;
   std::uint64_t received_payload = 0;

@@ -77,13 +77,19 @@ TEST_CASE("incast with PFC pauses the senders and drops nothing") {
   const topo::Topology topology = star(5);
   PacketOptions options = star_options();
   options.spec.switch_spec.buffer_bytes = 64 << 10;
-  options.spec.switch_spec.pfc = true;
+  options.spec.switch_spec.pfc.enabled = true;
   const PacketTiming t = run_traffic(topology, 5, 1, incast(4, 1 << 20), options);
   REQUIRE(t.complete);
   CHECK(t.drops == 0);
   CHECK(t.retransmissions == 0);
   CHECK(t.pfc_pauses > 0);
-  CHECK(link_stats(t, kDownlinkToRank0).peak_queue_bytes <= (64 << 10));
+  CHECK(t.pfc_pauses_by_priority[0] == t.pfc_pauses);
+  CHECK(t.headroom_drops == 0);
+  // Each of the four ingress links holds at most xoff (a quarter of the buffer) + headroom
+  // (2 x 5,000 bytes in flight on a 0.5 us, 10 GB/s link + 2 packets + a pause frame).
+  const std::uint64_t per_ingress = (16 << 10) + 10'000 + 2 * 4160 + 64;
+  CHECK(link_stats(t, kDownlinkToRank0).peak_queue_bytes <= 4 * per_ingress);
+  CHECK(link_stats(t, kDownlinkToRank0).peak_queue_bytes > (16 << 10));
   // Lossless and work-conserving: the port is busy from the first packet to the last.
   CHECK(link_stats(t, kDownlinkToRank0).utilisation > 0.95);
 }

@@ -55,12 +55,14 @@ inline coll::CollectiveCall point_to_point(std::uint64_t bytes) {
 
 // Point-to-point messages that all start at time zero: traffic patterns (incast, permutation)
 // as a Schedule. A send reads the first `bytes` of its rank's input; receive k of a rank writes
-// block k of its output.
+// block k of its output. A flow with a start time waits that long (a compute step) first; the
+// sender's later steps on that channel wait too.
 struct Flow {
   int src = 0;
   int dst = 0;
   std::uint64_t bytes = 0;
   int channel = 0;
+  Picoseconds start = 0;
 };
 
 inline coll::Schedule traffic(int ranks, int channels, const std::vector<Flow>& flows) {
@@ -86,8 +88,18 @@ inline coll::Schedule traffic(int ranks, int channels, const std::vector<Flow>& 
     send.peer = f.dst;
     send.src = {coll::Buffer::input, 0, f.bytes};
     send.bytes = f.bytes;
-    m.programs[static_cast<std::size_t>(f.src)][static_cast<std::size_t>(f.channel)].push_back(
-        send);
+    auto& program =
+        m.programs[static_cast<std::size_t>(f.src)][static_cast<std::size_t>(f.channel)];
+    if (f.start > 0) {
+      coll::Step wait;
+      wait.kind = coll::StepKind::compute;
+      wait.channel = send.channel;
+      wait.param = static_cast<double>(f.start);
+      program.push_back(wait);
+      send.deps[0] = static_cast<std::uint32_t>(program.size() - 1);
+      send.dep_count = 1;
+    }
+    program.push_back(send);
     coll::Step recv;
     recv.kind = coll::StepKind::recv;
     recv.channel = static_cast<std::uint16_t>(f.channel);

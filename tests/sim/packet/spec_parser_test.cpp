@@ -43,7 +43,41 @@ TEST_CASE("engine options parse with their defaults") {
   CHECK(spec.mtu_bytes == 8192);
   CHECK(spec.switch_spec.buffer_bytes == (2u << 20));
   CHECK(spec.switch_spec.dwrr_weights == std::vector<std::uint32_t>{3, 1});
-  CHECK(spec.switch_spec.pfc);
+  CHECK(spec.switch_spec.pfc.enabled);
+  CHECK(spec.switch_spec.pfc.lossless(1));
+
+  const PacketEngineSpec rich = parse(R"({"type": "packet",
+      "switch": {"priorities": 2, "ecn_threshold_bytes": "100KiB",
+                 "pfc": {"classes": [0], "xoff_bytes": "40KiB", "xon_bytes": "20KiB",
+                         "headroom_bytes": "30KiB"},
+                 "buffer_sharing": "shared", "shared_buffer_bytes": "12MiB",
+                 "dynamic_threshold_alpha": 0.5},
+      "transport": {"congestion_control": "dcqcn", "priority": "by_layer",
+                    "dcqcn": {"g": 0.0625, "cnp_interval_us": 4, "rate_timer_us": 300,
+                              "byte_counter_bytes": "32KiB", "additive_increase_gbps": 5,
+                              "hyper_increase_gbps": 50, "min_rate_gbps": 1,
+                              "alpha_timer_us": 100, "fast_recovery_steps": 3}}})");
+  CHECK(rich.switch_spec.pfc.lossless(0));
+  CHECK_FALSE(rich.switch_spec.pfc.lossless(1));
+  CHECK(rich.switch_spec.pfc.xoff_bytes == 40u << 10);
+  CHECK(rich.switch_spec.pfc.headroom_bytes == 30 << 10);
+  CHECK(rich.switch_spec.buffer_sharing == BufferSharing::shared);
+  CHECK(rich.switch_spec.shared_buffer_bytes == 12u << 20);
+  CHECK(rich.switch_spec.dynamic_threshold_alpha == 0.5);
+  CHECK(rich.transport.congestion_control == CongestionControl::dcqcn);
+  CHECK(rich.transport.priority_rule == TransportSpec::PriorityRule::by_layer);
+  CHECK(rich.transport.dcqcn.g == 0.0625);
+  CHECK(rich.transport.dcqcn.cnp_interval == 4 * kPsPerUs);
+  CHECK(rich.transport.dcqcn.rate_timer == 300 * kPsPerUs);
+  CHECK(rich.transport.dcqcn.byte_counter == 32u << 10);
+  CHECK(rich.transport.dcqcn.additive_bytes_per_second == 5e9 / 8);
+  CHECK(rich.transport.dcqcn.fast_recovery_steps == 3);
+  CHECK(defaults.transport.ack_every_packets == 1);
+  CHECK(parse(R"({"transport": {"ack_every_packets": 8}})").transport.ack_every_packets == 8);
+  // The DCQCN paper's defaults.
+  CHECK(defaults.transport.dcqcn.g == 1.0 / 256);
+  CHECK(defaults.transport.dcqcn.cnp_interval == 50 * kPsPerUs);
+  CHECK(defaults.transport.dcqcn.rate_timer == 55 * kPsPerUs);
   CHECK(spec.load_balancing == LoadBalancing::spray_random);
   CHECK(spec.transport.congestion_control == CongestionControl::dctcp);
   CHECK(spec.transport.rto == 250 * kPsPerUs);
@@ -58,7 +92,22 @@ TEST_CASE("bad engine options name their JSON pointer") {
              Catch::Contains("did you mean \"buffer_bytes\""));
   CHECK_THAT(error_of(R"({"load_balancing": "spray"})"), Catch::Contains("/engine/load_balancing"));
   CHECK_THAT(error_of(R"({"transport": {"congestion_control": "dcqcn"}})"),
-             Catch::Contains("not part of this version"));
+             Catch::Contains("ecn_threshold_bytes"));
+  CHECK_THAT(error_of(R"({"transport": {"dcqcn": {"g": 0.1}}})"),
+             Catch::Contains("/engine/transport/dcqcn"));
+  CHECK_THAT(error_of(R"({"switch": {"ecn_threshold_bytes": 1000},
+                          "transport": {"congestion_control": "dcqcn", "dcqcn": {"gain": 1}}})"),
+             Catch::Contains("/engine/transport/dcqcn"));
+  CHECK_THAT(error_of(R"({"switch": {"pfc": {"classes": [1]}}})"),
+             Catch::Contains("/engine/switch/pfc/classes/0"));
+  CHECK_THAT(error_of(R"({"switch": {"pfc": {"xoff_bytes": 100, "xon_bytes": 200}}})"),
+             Catch::Contains("/engine/switch/pfc/xon_bytes"));
+  CHECK_THAT(error_of(R"({"switch": {"dynamic_threshold_alpha": 2}})"),
+             Catch::Contains("buffer_sharing"));
+  CHECK_THAT(error_of(R"({"transport": {"ack_every_packets": 0}})"),
+             Catch::Contains("/engine/transport/ack_every_packets"));
+  CHECK_THAT(error_of(R"({"transport": {"reliable": false, "ack_every_packets": 4}})"),
+             Catch::Contains("/engine/transport/ack_every_packets"));
   CHECK_THAT(error_of(R"({"transport": {"priority": 1}})"),
              Catch::Contains("/engine/transport/priority"));
   CHECK_THAT(error_of(R"({"switch": {"priorities": 2, "dwrr_weights": [1, 1]}})"),

@@ -1,4 +1,5 @@
-// The CUDA backend: N virtual ranks on one GPU. Each rank owns device buffers and a stream; a
+// The CUDA backend: N virtual ranks on one GPU, or spread over several (contiguous blocks of
+// ranks per GPU, peer copies between them). Each rank owns device buffers and a stream; a
 // matched send/receive becomes, on the receiver's stream, a wait for an event recorded on the
 // sender's stream, then a device-to-device cudaMemcpyAsync (recv) or our reduce kernel reading
 // the sender's buffer (recv_reduce), and the sender's stream waits for the receiver's event before
@@ -8,11 +9,14 @@
 // issue order. Built only with a CUDA toolkit; results are checked against the reference.
 //
 // Runs: copy, reduce, scale (fp32, fp16, bf16; sum and avg), send / recv / recv_reduce, compute
-// steps (a spin kernel of the given duration). Refuses, naming the step: adasum and the codecs
-// (compress / decompress), which have no kernels here yet.
+// steps (a spin kernel of the given duration), compress / decompress with every codec (our
+// top-k radix select, fp16 cast, chunk norms, chunk select). Refuses adasum, naming the step.
+// With a LinkPace, every transfer lasts at least latency + bytes / rate (a kernel waits on the
+// GPU's global timer after the copy), so a virtual link stands in for a slower one.
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/real/gpu_layout.hpp"
 
 #include <cstdint>
 #include <string>
@@ -20,7 +24,9 @@
 namespace ddlsim::real {
 
 struct CudaOptions {
-  int device = 0;
+  int device = 0;  // the first GPU used
+  int devices = 0; // how many GPUs the virtual ranks spread over (0: every visible one from device)
+  LinkPace pace;   // inactive: transfers run at device speed
   int warmup = 0;
   int iterations = 1;
   std::uint64_t check_limit_bytes = 256ull << 20; // ranks x bytes checked with the reference
@@ -34,6 +40,7 @@ struct CudaRun {
   std::uint64_t wrong = 0;
   std::uint64_t steps = 0;
   std::uint64_t bytes_sent = 0;
+  int devices = 0; // GPUs used
 };
 
 // "" when a GPU is usable, else why not (no device, driver missing).

@@ -60,20 +60,25 @@ struct PacketTiming {
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;
   std::uint64_t events = 0;
-  std::uint64_t data_packets = 0;    // first transmissions
-  std::uint64_t control_packets = 0; // ACKs and NACKs
-  std::uint64_t retransmissions = 0; // data packets sent again
-  std::uint64_t drops = 0;           // packets dropped or evicted in switches
-  std::uint64_t bytes_dropped = 0;   // payload bytes of dropped data packets
+  std::uint64_t data_packets = 0;                                       // first transmissions
+  std::array<std::uint64_t, kMaxPriorities> data_packets_by_priority{}; // first transmissions
+  std::uint64_t control_packets = 0;                                    // ACKs and NACKs
+  std::uint64_t retransmissions = 0;                                    // data packets sent again
+  std::uint64_t drops = 0;         // packets dropped or evicted in switches
+  std::uint64_t bytes_dropped = 0; // payload bytes of dropped data packets
   std::array<std::uint64_t, kMaxPriorities> drops_by_priority{}; // data packets, per class
   std::uint64_t bytes_lost_accepted = 0;   // payload never delivered to a loss-tolerant receive
   std::uint64_t max_lost_fraction_ppm = 0; // the largest such share of one message, in 1e-6
   std::uint64_t duplicates = 0;            // data packets that arrived twice
   std::uint64_t reordered = 0; // data packets that arrived after a later one of their message
   std::uint64_t ecn_marks = 0;
-  std::uint64_t pfc_pauses = 0; // times a port was held back by a full next port
-  std::uint64_t bytes_sent = 0; // message bytes (as the analytic engine counts them)
-  std::vector<LinkStats> links; // links that carried traffic, by link id
+  std::uint64_t pfc_pauses = 0; // PFC PAUSE frames sent by switches (all classes)
+  std::array<std::uint64_t, kMaxPriorities> pfc_pauses_by_priority{};
+  std::uint64_t headroom_drops = 0; // lossless packets dropped: their ingress headroom was full
+  std::uint64_t cnps = 0;           // DCQCN congestion notifications sent by receivers
+  std::uint64_t rate_cuts = 0;      // DCQCN rate cuts (CNPs that reached an active sender)
+  std::uint64_t bytes_sent = 0;     // message bytes (as the analytic engine counts them)
+  std::vector<LinkStats> links;     // links that carried traffic, by link id
   std::vector<StepRecord> steps_recorded;
   std::vector<QueueSample> queue_samples;
 };

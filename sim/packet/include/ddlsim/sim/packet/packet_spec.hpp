@@ -3,7 +3,8 @@
 //
 //   "engine": {"type": "packet", "mtu_bytes": 4096, "header_bytes": 64,
 //              "switch": {"buffer_bytes": "1MiB", "priorities": 2, "scheduler": "strict",
-//                         "drop_policy": "tail", "ecn_threshold_bytes": 0, "pfc": false},
+//                         "drop_policy": "tail", "ecn_threshold_bytes": 0, "pfc": false,
+//                         "buffer_sharing": "per_port"},
 //              "load_balancing": "ecmp",
 //              "transport": {"reliable": true, "congestion_control": "none", "rto_us": 100,
 //                            "loss_bound": 0, "priority": 0}}
@@ -28,14 +29,36 @@ enum class DropPolicy : std::uint8_t {
 };
 // How a packet's path is chosen among the equal-cost paths of its flow.
 enum class LoadBalancing : std::uint8_t { ecmp, spray_random, spray_round_robin, adaptive };
-enum class CongestionControl : std::uint8_t { none, dctcp };
+enum class CongestionControl : std::uint8_t { none, dctcp, dcqcn };
+// Where a switch's packet buffer lives: a fixed share per egress port, or one pool per switch
+// that every port draws from under a dynamic threshold (Choudhury and Hahne).
+enum class BufferSharing : std::uint8_t { per_port, shared };
 
 std::string_view to_string(Scheduler scheduler);
 std::string_view to_string(DropPolicy policy);
 std::string_view to_string(LoadBalancing balancing);
 std::string_view to_string(CongestionControl control);
+std::string_view to_string(BufferSharing sharing);
 
 inline constexpr int kMaxPriorities = 8;
+
+// Priority flow control (IEEE 802.1Qbb) on switch ports. A switch counts, per ingress link and
+// class, the bytes that came in on that link and still wait in its egress queues; above
+// xoff_bytes it sends a PAUSE for that class back up the link, below xon_bytes a RESUME. The
+// frame takes the reverse link's latency (after the packet being serialized there) to arrive;
+// the upstream port then stops starting packets of that class. Meanwhile packets keep coming:
+// xoff + headroom is all an ingress class may hold, and a lossless packet beyond it is dropped
+// (too little headroom). Lossless classes bypass the egress port's drop policy.
+struct PfcSpec {
+  bool enabled = false;
+  std::uint8_t lossless_classes = 0xff; // bit c: class c is lossless (default: all)
+  std::uint64_t xoff_bytes = 0;         // 0 = a quarter of the port buffer
+  std::uint64_t xon_bytes = 0;          // 0 = half of xoff
+  // Per ingress link and class; -1 = from the link: 2 x (latency x bandwidth) + 2 packets + a
+  // pause frame, what arrives between crossing xoff and the upstream port going quiet.
+  std::int64_t headroom_bytes = -1;
+  bool lossless(int priority) const { return enabled && ((lossless_classes >> priority) & 1u); }
+};
 
 struct SwitchSpec {
   // Per egress port of a network switch; a link's own buffer_bytes (topology) overrides it.
@@ -45,7 +68,32 @@ struct SwitchSpec {
   std::vector<std::uint32_t> dwrr_weights; // per class, only with dwrr (default all 1)
   DropPolicy drop_policy = DropPolicy::tail;
   std::uint64_t ecn_threshold_bytes = 0; // mark ECN above this queue depth; 0 = never
-  bool pfc = false; // lossless: a full port pauses the ports feeding it instead of dropping
+  PfcSpec pfc;
+  BufferSharing buffer_sharing = BufferSharing::per_port;
+  // shared: the pool of each switch (0 = buffer_bytes x its ports, the per-port total) and the
+  // dynamic threshold: a port may queue up to alpha x (pool - bytes in the pool) bytes.
+  std::uint64_t shared_buffer_bytes = 0;
+  double dynamic_threshold_alpha = 1;
+};
+
+// DCQCN (Zhu et al., SIGCOMM 2015): the receiver (notification point) answers ECN-marked data
+// with a congestion notification packet, at most one per flow per cnp_interval; the sender
+// (reaction point) paces each queue pair at its current rate RC, cuts it on a CNP to
+// RC x (1 - alpha/2) (remembering the target RT = old RC) and raises alpha = (1-g) alpha + g;
+// alpha decays by (1-g) every alpha_timer without CNP. It recovers on a timer and a byte
+// counter: each expiry moves RC halfway to RT (fast recovery, the first F expiries), then also
+// raises RT by the additive step (once either count passed F) or by i x the hyper step (both
+// passed F, i = expiries beyond F). Defaults are the paper's, except the hyper step (ours).
+struct DcqcnSpec {
+  double g = 1.0 / 256;
+  Picoseconds cnp_interval = 50 * kPsPerUs;
+  Picoseconds alpha_timer = 55 * kPsPerUs;
+  Picoseconds rate_timer = 55 * kPsPerUs;
+  std::uint64_t byte_counter = 10'000'000;
+  int fast_recovery_steps = 5;                 // F
+  double additive_bytes_per_second = 40e6 / 8; // R_AI 40 Mb/s
+  double hyper_bytes_per_second = 400e6 / 8;   // R_HAI 400 Mb/s
+  double min_bytes_per_second = 100e6 / 8;     // RC never below 100 Mb/s
 };
 
 struct TransportSpec {
@@ -56,6 +104,11 @@ struct TransportSpec {
   // spurious timeouts resend packets that were only queued.
   Picoseconds rto = 1000 * kPsPerUs;
   std::uint32_t initial_window_packets = 16; // dctcp only
+  DcqcnSpec dcqcn;                           // dcqcn only
+  // One ACK per this many new data packets of a message (and at once when the receive
+  // completes or a duplicate arrives). RoCE's RC transport lets one ACK acknowledge several
+  // packets and NICs coalesce; 1 (the default) keeps one ACK per packet.
+  std::uint32_t ack_every_packets = 1;
   // Loss-tolerant messages: data packets are marked droppable and a receive completes once
   // 1 - loss_bound of its bytes arrived. 0 = every byte must arrive.
   double loss_bound = 0;
@@ -64,7 +117,10 @@ struct TransportSpec {
   // buffer is class 0, the next class 1, ...). A gradient buffer laid out from the first layer
   // to the last makes by_offset DLCP's by-layer priority: the gradients the next forward pass
   // needs first travel first.
-  enum class PriorityRule : std::uint8_t { constant, by_channel, by_offset };
+  // "by_layer" is by_offset reversed (the buffer's end is class 0): a training iteration lays
+  // its gradient buffer out bucket after bucket in backward order, last layer first, so the
+  // end holds the first layers, which the next forward pass needs first.
+  enum class PriorityRule : std::uint8_t { constant, by_channel, by_offset, by_layer };
   int priority = 0;
   PriorityRule priority_rule = PriorityRule::constant;
 };
