@@ -1,4 +1,5 @@
 #include "point_evaluator.hpp"
+#include "engine_options.hpp"
 
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
@@ -59,16 +60,12 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   if (scenario.engine.type == "packet") {
     sim::packet::PacketOptions options;
     options.spec = scenario.engine.packet;
-    options.per_step_overhead = engine.per_step_overhead;
-    options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
-    options.seed = engine.seed;
+    copy_shared_settings(engine, options);
     time = sim::packet::simulate_packet(topology, router, coll::Schedule::make(call), options).time;
   } else if (scenario.engine.type == "flow") {
     sim::flow::FlowOptions options;
     options.model = scenario.engine.flow;
-    options.per_step_overhead = engine.per_step_overhead;
-    options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
-    options.seed = engine.seed;
+    copy_shared_settings(engine, options);
     time = sim::flow::simulate_flow(topology, router, coll::Schedule::make(call), options).time;
   } else {
     time = sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine).time;

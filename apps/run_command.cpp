@@ -11,6 +11,7 @@
 #include "ddlsim/sim/report.hpp"
 #include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
+#include "engine_options.hpp"
 #include "progress.hpp"
 #include "training_run.hpp"
 
@@ -44,12 +45,9 @@ sim::CollectiveRow run_packet_engine(const Scenario& scenario, const topo::Topol
                                      std::vector<sim::StepRecord>& steps) {
   sim::packet::PacketOptions options;
   options.spec = scenario.engine.packet;
-  options.per_step_overhead = analytic.per_step_overhead;
-  options.reduce_bytes_per_second = analytic.reduce_bytes_per_second;
-  options.seed = analytic.seed;
+  copy_shared_settings(analytic, options);
   options.record_steps = trace != nullptr;
   options.record_queues = trace != nullptr;
-  options.progress = analytic.progress;
   sim::packet::PacketTiming timing =
       sim::packet::simulate_packet(topology, router, coll::Schedule::make(call), options);
   complete = timing.complete;
@@ -119,11 +117,8 @@ void run(const RunOptions& options) {
   // engine.type = "flow": SimGrid, one child process per size (sim/flow/flow_engine.hpp).
   sim::flow::FlowOptions flow_engine;
   flow_engine.model = scenario.engine.flow;
-  flow_engine.per_step_overhead = engine.per_step_overhead;
-  flow_engine.reduce_bytes_per_second = engine.reduce_bytes_per_second;
-  flow_engine.seed = engine.seed;
+  copy_shared_settings(engine, flow_engine);
   flow_engine.record_steps = engine.record_steps;
-  flow_engine.progress = engine.progress;
   std::string stopped_at;
   std::vector<std::string> summaries;             // packet engine: lines under each row
   std::vector<sim::TraceSection> packet_sections; // packet engine: queue counters per row

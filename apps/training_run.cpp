@@ -1,4 +1,5 @@
 #include "training_run.hpp"
+#include "engine_options.hpp"
 
 #include "ddlsim/core/units.hpp"
 
@@ -158,12 +159,8 @@ simulate_training_packets(const Scenario& scenario, const topo::Topology& topolo
                           const sim::AnalyticOptions& engine, TrainingEngineDetails* details) {
   sim::packet::PacketOptions packet;
   packet.spec = scenario.engine.packet;
-  packet.per_step_overhead = engine.per_step_overhead;
-  packet.reduce_bytes_per_second = engine.reduce_bytes_per_second;
-  packet.copy_bytes_per_second = engine.copy_bytes_per_second;
-  packet.seed = engine.seed;
+  copy_shared_settings(engine, packet);
   packet.record_steps = true;
-  packet.progress = engine.progress;
   sim::packet::PacketTiming timing =
       sim::packet::simulate_packet(topology, router, models::iteration_schedule(plan), packet);
   if (details) {
@@ -210,12 +207,8 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   if (scenario.engine.type == "flow") {
     sim::flow::FlowOptions flow;
     flow.model = scenario.engine.flow;
-    flow.per_step_overhead = engine.per_step_overhead;
-    flow.reduce_bytes_per_second = engine.reduce_bytes_per_second;
-    flow.copy_bytes_per_second = engine.copy_bytes_per_second;
-    flow.seed = engine.seed;
+    copy_shared_settings(engine, flow);
     flow.record_steps = true;
-    flow.progress = engine.progress;
     result = sim::flow::simulate_flow(topology, router, models::iteration_schedule(plan), flow);
   } else if (scenario.engine.type == "packet") {
     result = simulate_training_packets(scenario, topology, router, plan, engine, details);

@@ -1,5 +1,6 @@
 // Generates and analytically evaluates one all-reduce on a k=32 fat tree and prints ranks, steps,
-// steps per second, wall seconds and peak RSS. One configuration per process so that peak RSS
+// steps per second, wall seconds, peak RSS and the simulated time (also in exact picoseconds, to
+// check that a speed change left it unchanged). One configuration per process so that peak RSS
 // is that configuration's own; scripts/bench runs the whole table.
 //
 //   bench_analytic_scale ALGORITHM RANKS [BYTES]     e.g. bench_analytic_scale ring 4096
@@ -70,11 +71,12 @@ int main(int argc, char** argv) {
     const double wall = std::chrono::duration<double>(done - start).count();
     const double simulate = std::chrono::duration<double>(done - built).count();
     std::printf("%-14s ranks %6d  steps %12llu  steps/s %10.3g  build %6.2f s  simulate %7.2f s  "
-                "wall %7.2f s  peak RSS %7.1f MiB  simulated %.3f ms\n",
+                "wall %7.2f s  peak RSS %7.1f MiB  simulated %.3f ms (%lld ps)\n",
                 algorithm.c_str(), ranks, static_cast<unsigned long long>(timing.steps),
                 static_cast<double>(timing.steps) / simulate,
                 std::chrono::duration<double>(built - start).count(), simulate, wall,
-                peak_rss_mib(), ps_to_seconds(timing.time) * 1e3);
+                peak_rss_mib(), ps_to_seconds(timing.time) * 1e3,
+                static_cast<long long>(timing.time));
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -50,10 +50,4 @@ std::size_t element_size(DataType type) {
   return type == DataType::fp32 ? 4 : 2;
 }
 
-ElementRange partition(std::uint64_t total, std::uint64_t parts, std::uint64_t index) {
-  const std::uint64_t base = total / parts, extra = total % parts;
-  const std::uint64_t begin = index * base + (index < extra ? index : extra);
-  return {begin, begin + base + (index < extra ? 1 : 0)};
-}
-
 } // namespace ddlsim::coll

@@ -79,3 +79,43 @@ TEST_CASE("a zero-byte flow finishes at once") {
   network.collect_finished(42, finished);
   CHECK(finished == std::vector<std::uint64_t>{5});
 }
+
+// FlowNetwork takes a flow that is alone on every link of its path straight to the bottleneck
+// rate, without the component search; these two check that shortcut against the shared case.
+TEST_CASE("a flow alone, then sharing, then alone again moves at the max-min rate throughout") {
+  // Link 0 (2 GB/s) and link 2 (1 GB/s). a: 3 MB over both from 0, alone at 1 GB/s; b: 1 MB on
+  // link 2 from 1 ms, when a has 2 MB left. They share link 2 at 0.5 GB/s until b ends at 3 ms;
+  // a's last 1 MB is alone again at 1 GB/s, so a ends at 4 ms.
+  const topo::Topology t = line({2e9, 1e9});
+  FlowNetwork network(t);
+  const std::vector<topo::LinkId> a{0, 2}, b{2};
+  network.start(a, 3e6, 1, 0);
+  network.update_rates(0);
+  CHECK(network.next_completion() == 3'000'000'000);
+  network.start(b, 1e6, 2, 1'000'000'000);
+  network.update_rates(1'000'000'000);
+  std::map<std::uint64_t, Picoseconds> times;
+  std::vector<std::uint64_t> finished;
+  while (network.active_flows() > 0) {
+    const Picoseconds now = network.next_completion();
+    finished.clear();
+    network.collect_finished(now, finished);
+    for (auto tag : finished) times[tag] = now;
+    network.update_rates(now);
+  }
+  CHECK(times.at(2) == 3'000'000'000);
+  CHECK(times.at(1) == 4'000'000'000);
+}
+
+TEST_CASE("a flow alone on its first link but sharing a later one is not taken for alone") {
+  // c crosses links 0 and 2, d only link 2 (1 GB/s): c is alone on link 0 (2 GB/s) but shares
+  // link 2, so both move at 0.5 GB/s and their 1 MB each take 2 ms, not 1 ms.
+  const topo::Topology t = line({2e9, 1e9});
+  FlowNetwork network(t);
+  const std::vector<topo::LinkId> c{0, 2}, d{2};
+  network.start(c, 1e6, 1, 0);
+  network.start(d, 1e6, 2, 0);
+  const auto times = finish_times(network);
+  CHECK(times.at(1) == 2'000'000'000);
+  CHECK(times.at(2) == 2'000'000'000);
+}

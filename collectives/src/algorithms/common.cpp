@@ -22,11 +22,6 @@ Shape shape_of(const CollectiveCall& call, int rank, int channel) {
   return s;
 }
 
-ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index) {
-  const ElementRange part = partition(range.size(), parts, index);
-  return {range.begin + part.begin, range.begin + part.end};
-}
-
 ElementRange shift(ElementRange range, std::uint64_t origin) {
   return {range.begin - origin, range.end - origin};
 }
@@ -84,20 +79,6 @@ Step scale_step(BufferRange range, double factor) {
   step.bytes = range.bytes;
   step.param = factor;
   return step;
-}
-
-Step&& Program::emit(Step&& step, std::uint32_t dep0, std::uint32_t dep1, std::uint32_t dep2,
-                     std::uint32_t dep3) {
-  step.channel = static_cast<std::uint16_t>(channel_);
-  step.dep_count = 0;
-  step.deps = {};
-  for (std::uint32_t dep : {dep0, dep1, dep2, dep3}) {
-    if (dep == kNoStep) continue;
-    const auto end = step.deps.begin() + step.dep_count;
-    if (std::find(step.deps.begin(), end, dep) == end) step.deps[step.dep_count++] = dep;
-  }
-  ++next_;
-  return std::move(step);
 }
 
 int log2_floor(int x) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ddlsim::coll::gen {
 
@@ -38,8 +39,11 @@ struct Shape {
 };
 Shape shape_of(const CollectiveCall& call, int rank, int channel);
 
-// Part `index` of `parts` of `range`, split as partition() splits.
-ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index);
+// Part `index` of `parts` of `range`, split as partition() splits. Inline: called per step.
+inline ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index) {
+  const ElementRange part = partition(range.size(), parts, index);
+  return {range.begin + part.begin, range.begin + part.end};
+}
 // `range` moved so that `origin` becomes 0 (a global range in a buffer holding one block).
 ElementRange shift(ElementRange range, std::uint64_t origin);
 // [begin of part a, begin of part b) when `total` is split into `parts` parts (a <= b <= parts).
@@ -62,11 +66,30 @@ public:
   // Stamps the step in place and hands the same object on: g++ gives every temporary of a
   // co_yield its own slot in the coroutine frame, so returning a copy would add a 120-byte
   // frame slot, and its cache misses, to every call site.
+  // Inline, so that the deps a call site never passes (kNoStep defaults) cost nothing: emit
+  // runs once per step, in the executors' inner loops.
   Step&& emit(Step&& step, std::uint32_t dep0 = kNoStep, std::uint32_t dep1 = kNoStep,
-              std::uint32_t dep2 = kNoStep, std::uint32_t dep3 = kNoStep);
+              std::uint32_t dep2 = kNoStep, std::uint32_t dep3 = kNoStep) {
+    step.channel = static_cast<std::uint16_t>(channel_);
+    step.dep_count = 0;
+    step.deps = {};
+    add_dep(step, dep0);
+    add_dep(step, dep1);
+    add_dep(step, dep2);
+    add_dep(step, dep3);
+    ++next_;
+    return std::move(step);
+  }
   std::uint32_t last() const { return next_ - 1; }
 
 private:
+  static void add_dep(Step& step, std::uint32_t dep) {
+    if (dep == kNoStep) return;
+    for (std::uint8_t i = 0; i < step.dep_count; ++i)
+      if (step.deps[i] == dep) return;
+    step.deps[step.dep_count++] = dep;
+  }
+
   int channel_;
   std::uint32_t next_ = 0;
 };

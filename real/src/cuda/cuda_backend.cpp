@@ -6,6 +6,7 @@
 #include "cuda_kernels.hpp"
 #include "dtype.hpp"
 #include "local_steps.hpp"
+#include "result_check.hpp"
 #include "step_rules.hpp"
 
 #include "ddlsim/collectives/reference.hpp"
@@ -119,20 +120,13 @@ public:
   }
 
   std::uint64_t count_wrong(int rank, const std::vector<double>& want) {
-    const std::size_t e = coll::element_size(call_.dtype);
     std::vector<std::byte> host(sizes_[std::size_t(rank)][1]);
     must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
     if (!host.empty())
       must(cudaMemcpy(host.data(), buffers_[std::size_t(rank)][1], host.size(),
                       cudaMemcpyDeviceToHost),
            "copy the output back");
-    if (host.size() / e != want.size()) return std::max(host.size() / e, want.size());
-    std::uint64_t wrong = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      const double got = coll::detail::load(call_.dtype, &host[i * e]);
-      if (!(got == want[i] || (std::isnan(got) && std::isnan(want[i])))) ++wrong;
-    }
-    return wrong;
+    return count_wrong_elements(call_.dtype, host.data(), host.size(), want);
   }
 
   // Enqueues one execution of every program; the GPU runs it asynchronously.

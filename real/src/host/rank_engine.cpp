@@ -26,6 +26,12 @@ constexpr std::uint64_t kDirectReadBytes = 64 << 10;
 constexpr int kReadsPerWakeup = 32;
 constexpr int kWritesPerWakeup = 32;
 constexpr int kIovecs = 64;
+// A streamed recv_reduce lands in a staging window of this size and is reduced from there while
+// the window is still in the core's L2 cache (a whole-payload staging buffer of a few MiB is
+// not: the reduction then reads it back from memory).
+constexpr std::uint64_t kReduceWindowBytes = 256 << 10;
+// Largest SO_RCVLOWAT asked for (the kernel caps it at half the receive buffer anyway).
+constexpr std::uint64_t kMaxWakeBytes = 4 << 20;
 
 std::string kind_name(std::uint8_t type) {
   return type == kData ? "DATA" : type == kClearToSend ? "CTS" : type == kAck ? "ACK" : "?";
@@ -308,9 +314,17 @@ bool RankEngine::pump_io(int wait_ms) {
   // Write first without waiting: most sockets have room.
   for (std::size_t p = 0; p < peers_.size(); ++p)
     if (peers_[p].fd >= 0 && !peers_[p].out.empty()) progress |= write_peer(int(p));
+  // Sleep only on the sockets whose next message unblocks a step: a wake-up costs a wait in the
+  // run queue, which on a loaded machine is most of a step's time (the rest are read in passing).
+  const std::vector<std::uint64_t> wake = wake_bytes();
   for (std::size_t p = 0; p < peers_.size(); ++p) {
     if (peers_[p].fd < 0) continue;
-    short events = peers_[p].eof ? 0 : POLLIN;
+    short events = peers_[p].eof || wake[p] == 0 ? 0 : POLLIN;
+    if (events && wake[p] != peers_[p].low_water) {
+      const int bytes = int(wake[p]);
+      if (::setsockopt(peers_[p].fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) == 0)
+        peers_[p].low_water = wake[p];
+    }
     if (!peers_[p].out.empty()) events |= POLLOUT;
     if (events == 0) continue;
     fds.push_back({peers_[p].fd, events, 0});
@@ -326,7 +340,50 @@ bool RankEngine::pump_io(int wait_ms) {
     if (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) progress |= read_peer(owners[i]);
     if (fds[i].revents & POLLOUT) progress |= write_peer(owners[i]);
   }
+  // Awake anyway: take what the other sockets hold (acknowledgements, clears to send).
+  for (std::size_t p = 0; p < peers_.size(); ++p)
+    if (peers_[p].fd >= 0 && !peers_[p].eof && wake[p] == 0) progress |= read_peer(int(p));
   return progress;
+}
+
+std::vector<std::uint64_t> RankEngine::wake_bytes() const {
+  std::vector<std::uint64_t> wake(peers_.size(), 0);
+  bool any = false;
+  // Whether a step waits (rule 1 or a dependency) for this send's completion.
+  const auto blocks = [this](const Ref& ref) {
+    for (const Program& waiter : programs_) {
+      if (!waiter.has_next) continue;
+      const coll::Step& next = waiter.next;
+      if (&waiter == &programs_[ref.program])
+        for (std::size_t d = 0; d < next.dep_count; ++d)
+          if (next.deps[d] == ref.index) return true;
+      if (next.has_wait() && next.wait_channel == std::uint32_t(programs_[ref.program].channel) &&
+          next.wait_step == ref.index)
+        return true;
+    }
+    return false;
+  };
+  for (std::size_t p = 0; p < peers_.size(); ++p) {
+    const Peer& peer = peers_[p];
+    bool control = false; // a CTS or ACK from this peer would unblock a step
+    bool data = peer.header_got > 0;
+    for (const ChannelLink& link : peer.channels) {
+      control = control || !link.waiting_sends.empty() ||
+                std::any_of(link.unacked.begin(), link.unacked.end(), blocks);
+      data = data || !link.posted.empty();
+    }
+    if (control || (data && !peer.in_payload)) {
+      wake[p] = 1;
+    } else if (peer.in_payload) {
+      // Only the rest of this payload matters: sleep until all of it is in (the kernel still
+      // wakes us early when its receive buffer fills).
+      wake[p] = std::min<std::uint64_t>(peer.header.bytes - peer.payload_got, kMaxWakeBytes);
+    }
+    any = any || wake[p] > 0;
+  }
+  // Nothing blocks on a particular peer (the last acknowledgements, between iterations): all are.
+  if (!any) std::fill(wake.begin(), wake.end(), 1);
+  return wake;
 }
 
 bool RankEngine::write_peer(int peer_rank) {
@@ -376,7 +433,8 @@ bool RankEngine::read_peer(int peer_rank) {
     const std::uint64_t remaining = peer.in_payload ? peer.header.bytes - peer.payload_got : 0;
     ssize_t n;
     if (remaining >= kDirectReadBytes) {
-      n = ::recv(peer.fd, peer.payload + peer.payload_got, remaining, MSG_DONTWAIT);
+      const std::span<std::byte> room = payload_room(peer);
+      n = ::recv(peer.fd, room.data(), room.size(), MSG_DONTWAIT);
       if (n > 0) {
         peer.payload_got += std::uint64_t(n);
         on_payload_progress(peer_rank);
@@ -410,9 +468,9 @@ void RankEngine::consume(int peer_rank, const std::byte* data, std::size_t size)
   Peer& peer = peers_[std::size_t(peer_rank)];
   while (size > 0) {
     if (peer.in_payload) {
-      const std::uint64_t take =
-          std::min<std::uint64_t>(size, peer.header.bytes - peer.payload_got);
-      std::memcpy(peer.payload + peer.payload_got, data, take);
+      const std::span<std::byte> room = payload_room(peer);
+      const std::uint64_t take = std::min<std::uint64_t>(size, room.size());
+      std::memcpy(room.data(), data, take);
       peer.payload_got += take;
       data += take;
       size -= take;
@@ -470,13 +528,24 @@ void RankEngine::on_header(int peer_rank) {
   peer.in_payload = true;
   peer.payload_got = 0;
   peer.reduced = 0;
+  peer.windowed = false;
   if (step.kind == coll::StepKind::recv) {
     peer.payload = buffers_.bytes(step.dst).data();
   } else {
-    peer.staging.resize(step.bytes);
+    peer.windowed = call_.reduction != coll::Reduction::adasum; // adasum needs all of it
+    const std::uint64_t staging =
+        peer.windowed ? std::min(step.bytes, kReduceWindowBytes) : step.bytes;
+    if (peer.staging.size() < staging) peer.staging.resize(staging);
     peer.payload = peer.staging.data();
   }
   on_payload_progress(peer_rank);
+}
+
+std::span<std::byte> RankEngine::payload_room(Peer& peer) {
+  const std::uint64_t remaining = peer.header.bytes - peer.payload_got;
+  if (!peer.windowed) return {peer.payload + peer.payload_got, remaining};
+  const std::uint64_t held = peer.payload_got - peer.reduced;
+  return {peer.payload + held, std::min(remaining, std::uint64_t(peer.staging.size()) - held)};
 }
 
 void RankEngine::on_payload_progress(int peer_rank) {
@@ -486,12 +555,15 @@ void RankEngine::on_payload_progress(int peer_rank) {
   if (step.kind == coll::StepKind::recv_reduce && call_.reduction != coll::Reduction::adasum) {
     // Reduce what has arrived, whole elements at a time, while it is still in cache.
     const std::uint64_t e = coll::element_size(call_.dtype);
+    // The window holds payload bytes [reduced, payload_got) from its start.
     const std::uint64_t upto = peer.payload_got / e * e;
     if (upto > peer.reduced) {
       const std::uint64_t from = peer.reduced, count = upto - from;
       combine(call_.reduction, call_.dtype, buffers_.bytes(step.src).subspan(from, count),
-              std::span<const std::byte>(peer.staging).subspan(from, count),
+              std::span<const std::byte>(peer.staging).first(count),
               buffers_.bytes(step.dst).subspan(from, count));
+      // A partial element waits at the window's start for the rest of its bytes.
+      std::memmove(peer.staging.data(), peer.staging.data() + count, peer.payload_got - upto);
       peer.reduced = upto;
     }
   }

@@ -107,9 +107,11 @@ private:
     Header header;
     std::byte* payload = nullptr;
     std::uint64_t payload_got = 0, reduced = 0;
-    std::vector<std::byte> staging; // recv_reduce: the incoming operand
+    std::vector<std::byte> staging; // recv_reduce: the incoming operand (or a window of it)
+    bool windowed = false;          // staging is a window, reduced as it fills (not adasum)
     bool eof = false;
-    bool half_closed = false; // finish() sent our end of stream
+    bool half_closed = false;    // finish() sent our end of stream
+    std::uint64_t low_water = 1; // the socket's SO_RCVLOWAT
   };
 
   void advance(std::uint32_t program);
@@ -125,10 +127,15 @@ private:
   void enqueue(int peer, std::uint8_t type, int channel, std::uint32_t seq,
                const std::byte* payload, std::uint64_t bytes);
   bool pump_io(int wait_ms);
+  // Per peer: how many incoming bytes are worth waking up for (SO_RCVLOWAT): 0 when nothing
+  // from it unblocks a step now, 1 for any message, the rest of a payload when only that matters.
+  std::vector<std::uint64_t> wake_bytes() const;
   bool read_peer(int peer);
   bool write_peer(int peer);
   void consume(int peer, const std::byte* data, std::size_t size);
   void on_header(int peer);
+  // Where the next payload bytes of this peer's incoming DATA go, and how many fit there.
+  std::span<std::byte> payload_room(Peer& peer);
   void on_payload_progress(int peer);
   void finish_receive(int peer);
   bool all_done() const;

@@ -2,6 +2,7 @@
 
 #include "control.hpp"
 #include "dtype.hpp"
+#include "result_check.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -45,17 +46,9 @@ RankBuffers make_buffers(const RankJob& job) {
 
 std::uint64_t count_wrong(const RankJob& job, RankBuffers& buffers) {
   if (!job.checked || !job.expected) return 0;
-  const coll::DataType type = job.schedule->call().dtype;
-  const std::size_t e = coll::element_size(type);
   const auto& output = buffers.data[std::size_t(coll::Buffer::output)];
-  const std::vector<double>& want = *job.expected;
-  if (output.size() / e != want.size()) return std::max(output.size() / e, want.size());
-  std::uint64_t wrong = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double got = coll::detail::load(type, &output[i * e]);
-    if (!(got == want[i] || (std::isnan(got) && std::isnan(want[i])))) ++wrong;
-  }
-  return wrong;
+  return count_wrong_elements(job.schedule->call().dtype, output.data(), output.size(),
+                              *job.expected);
 }
 
 // Waits for the coordinator's "go"; false if it closed the channel (the run is aborted).

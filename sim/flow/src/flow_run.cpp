@@ -7,7 +7,6 @@
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <cmath>
@@ -67,9 +66,9 @@ struct Slot {
   }
 };
 
-// What an in-flight activity of a program is doing for which step.
+// What an in-flight activity or pending local work of a program is doing for which step.
 enum class Phase : std::uint8_t {
-  local,              // a local step's execution
+  local,              // a local step's work
   send,               // a send's bytes on the wire
   send_awaits_reduce, // a send whose bytes arrived, waiting out the receiver's reduction
   receive,            // a receive's bytes on the wire
@@ -88,6 +87,12 @@ class FlowRun;
 // One (rank, channel) program, run by its actor: it issues steps in order as their
 // dependencies complete (rule 1 of step.hpp) and waits for whichever of its activities ends
 // first, so that every completion is handled at the simulated time it happens.
+//
+// Local work (local steps, the reduction of a recv_reduce, compute steps) is not a SimGrid
+// execution: hosts have so many cores that an execution always runs at the host's speed, so its
+// end is known when it starts, and the actor waits for its communications with a timeout at the
+// earliest such end instead. An execution would cost an activity and four simcalls (init, set
+// the work, set the host, start), each a switch to SimGrid's maestro and back.
 class Program {
 public:
   Program(FlowRun& run, int rank, int channel, coll::StepStream stream)
@@ -112,9 +117,13 @@ private:
     activities_.push_back(std::move(activity));
     in_flight_.push_back(what);
   }
-  // Starts an execution of `work` picoseconds on this program's host, or completes the step now
-  // when there is no work.
+  // Starts `work` picoseconds of local work, or completes the step now when there is none.
   void execute(Picoseconds work, InFlight what);
+  // Waits for the next completion (an activity or local work) and handles it.
+  void wait_next();
+  // Local work local_[position] has ended: handles it.
+  void local_ended(std::size_t position);
+  std::size_t earliest_local() const;
   // The flow of `receive` ended: whichever of its two programs sees it first takes it off its
   // links (both see it at the same simulated instant).
   void release(Channel::PostedReceive& receive, int sender, int receiver);
@@ -131,6 +140,12 @@ private:
   int channel_;
   std::vector<sg::ActivityPtr> activities_;
   std::vector<InFlight> in_flight_; // in_flight_[i] describes activities_[i]
+  // Local work under way, each with its end (SimGrid's clock, seconds); a handful at most.
+  struct LocalWork {
+    double end;
+    InFlight what;
+  };
+  std::vector<LocalWork> local_;
   std::int32_t send_peer_ = -1, receive_peer_ = -1;
   Channel* send_channel_ = nullptr;
   Channel* receive_channel_ = nullptr;
@@ -246,19 +261,60 @@ void Program::operator()() {
   try {
     while (!run_.stopped()) {
       issue_ready();
-      if (activities_.empty() || run_.stopped()) break; // finished, or stuck (found afterwards)
-      on_completed(static_cast<std::size_t>(sg::Activity::wait_any(activities_)));
-      // Everything else that ended at this instant is handled before new steps start, so that
-      // a flow that ended is off its links before the next one is routed.
-      while (!activities_.empty()) {
-        const ssize_t also = sg::Activity::test_any(activities_);
-        if (also < 0) break;
-        on_completed(static_cast<std::size_t>(also));
-      }
+      if (run_.stopped() || (activities_.empty() && local_.empty()))
+        break; // finished, or stuck (found afterwards)
+      wait_next();
     }
   } catch (const std::exception& error) {
     run_.fail(error.what());
   }
+}
+
+void Program::wait_next() {
+  if (local_.empty()) {
+    on_completed(static_cast<std::size_t>(sg::Activity::wait_any(activities_)));
+  } else {
+    const std::size_t first = earliest_local();
+    const double now = Platform::clock();
+    // The timeout ends at now + (end - now), which may miss `end` by a rounding error: when it
+    // fires, that work has ended.
+    const ssize_t which = local_[first].end <= now
+                              ? -1
+                              : sg::Activity::wait_any_for(activities_, local_[first].end - now);
+    if (which < 0)
+      local_ended(first);
+    else
+      on_completed(static_cast<std::size_t>(which));
+  }
+  // Everything else that ended at this instant is handled before new steps start, so that a
+  // flow that ended is off its links before the next one is routed: SimGrid's lazy max-min
+  // solver gives results that depend (by ~1e-4) on the order of the flows' starts and ends
+  // within one instant, and this order is the one the engine always had.
+  while (!activities_.empty()) {
+    const ssize_t also = sg::Activity::test_any(activities_);
+    if (also < 0) break;
+    on_completed(static_cast<std::size_t>(also));
+  }
+  const double now = Platform::clock();
+  for (std::size_t i = 0; i < local_.size();)
+    if (local_[i].end <= now)
+      local_ended(i); // moves the last entry to i
+    else
+      ++i;
+}
+
+std::size_t Program::earliest_local() const {
+  std::size_t first = 0;
+  for (std::size_t i = 1; i < local_.size(); ++i)
+    if (local_[i].end < local_[first].end) first = i;
+  return first;
+}
+
+void Program::local_ended(std::size_t position) {
+  const InFlight what = local_[position].what;
+  local_[position] = local_.back();
+  local_.pop_back();
+  complete(what.index);
 }
 
 void Program::release(Channel::PostedReceive& receive, int sender, int receiver) {
@@ -376,7 +432,7 @@ void Program::execute(Picoseconds work, InFlight what) {
     complete(what.index);
     return;
   }
-  track(sg::this_actor::exec_init(static_cast<double>(work))->start(), what);
+  local_.push_back(LocalWork{Platform::clock() + Platform::work_seconds(work), what});
 }
 
 void Program::on_completed(std::size_t position) {
@@ -423,11 +479,10 @@ void Program::on_completed(std::size_t position) {
   case Phase::wake:
     waiting_ = false; // issue_ready looks again
     break;
-  case Phase::local:
+  case Phase::local: // local work is never an activity (see local_ended)
   case Phase::send_awaits_reduce:
   case Phase::reduce:
-    complete(what.index);
-    break;
+    throw std::logic_error("flow engine: local work completed as an activity");
   }
 }
 

@@ -21,11 +21,10 @@ namespace sg = simgrid::s4u;
 namespace routing = simgrid::kernel::routing;
 using LinkImpl = simgrid::kernel::resource::StandardLinkImpl;
 
-// Hosts have this many cores, so that the local steps of a program (and the compute of several
-// programs on one host, should they overlap) never share a core: the analytic engine does not
-// slow concurrent local work down either.
+// Hosts have this many cores and this speed (one flop is one picosecond of work). The programs
+// time their local work themselves (flow_run.cpp); work_seconds() converts a duration the way an
+// execution on such a host would take it.
 constexpr int kCoresPerHost = 1024;
-// One flop is one picosecond of work: every execution is given as a duration.
 constexpr double kHostSpeed = 1e12;
 
 void start_simgrid(const FlowEngineSpec& spec, std::size_t actors) {
@@ -43,8 +42,11 @@ void start_simgrid(const FlowEngineSpec& spec, std::size_t actors) {
   // Time resolution of the models: SimGrid's default (1 ns) drops latencies and durations
   // below a nanosecond; ddlsim counts picoseconds.
   sg::Engine::set_config("surf/precision", 1e-12);
-  // Our actors keep their state on the heap; small stacks keep thousands of them cheap.
-  sg::Engine::set_config("contexts/stack-size", 256);
+  // Our actors keep their state on the heap; small stacks keep thousands of them cheap. Without
+  // guard pages (below) SimGrid takes stacks from the heap with calloc, which touches them: at
+  // 16,384 actors 256 KiB stacks made 2.5 GiB of the peak RSS, 64 KiB ones 1.4 GiB. The actors'
+  // deepest calls (generators, SimGrid's simcalls, exceptions) fit in 32 KiB (checked).
+  sg::Engine::set_config("contexts/stack-size", 64);
   // Guard pages cost two memory mappings per actor, and Linux allows ~65k mappings.
   if (actors > 16'000) sg::Engine::set_config("contexts/guard-size", 0);
 }
@@ -88,6 +90,7 @@ public:
       }
     route_cache_.resize(hosts_.size());
     flows_on_link_.assign(topology.link_count(), 0);
+    counted_.assign(topology.link_count(), false);
     zone->seal();
   }
 
@@ -104,9 +107,26 @@ public:
     into->link_list_.insert(into->link_list_.end(), route.links.begin(), route.links.end());
     if (latency) {
       *latency += route.latency;
-      for (topo::LinkId link : route.ids)
-        peak_flows_ = std::max<std::size_t>(peak_flows_, ++flows_on_link_[link]);
+      for (topo::LinkId link : route.ids) {
+        ++flows_on_link_[link];
+        if (!counted_[link]) {
+          counted_[link] = true;
+          to_count_.push_back(link);
+        }
+      }
     }
+  }
+
+  // Time is about to move on: the flows on a link now are those that were on it together since
+  // the last instant, so the links that gained a flow at that instant count towards the peak.
+  // Counting here rather than at each start means that a flow ending at the instant another
+  // starts on its link is not counted with it, whatever order SimGrid's actors handle the two.
+  void count_peak() {
+    for (topo::LinkId link : to_count_) {
+      peak_flows_ = std::max<std::size_t>(peak_flows_, flows_on_link_[link]);
+      counted_[link] = false;
+    }
+    to_count_.clear();
   }
 
   // The flow of (rank, channel) to `peer` has finished: it leaves its links.
@@ -114,7 +134,10 @@ public:
     const CachedRoute& route = route_of(rank * channels_ + channel, peer * channels_ + channel);
     for (topo::LinkId link : route.ids) --flows_on_link_[link];
   }
-  std::size_t peak_flows_per_link() const { return peak_flows_; }
+  std::size_t peak_flows_per_link() {
+    count_peak();
+    return peak_flows_;
+  }
 
 private:
   // The routes a program's host used last: rings and trees send to the same peer over and over,
@@ -190,13 +213,18 @@ private:
   std::vector<std::int32_t> program_of_point_; // netpoint id -> program (rank * channels + c)
   std::vector<RouteCache> route_cache_;        // per program
   std::vector<std::uint32_t> flows_on_link_;   // flows whose bytes are moving, per link
+  std::vector<bool> counted_;                  // per link: in to_count_
+  std::vector<topo::LinkId> to_count_;         // links that gained a flow at this instant
   std::size_t peak_flows_ = 0;
   std::string routing_error_;
 };
 
 Platform::Platform(const topo::Topology& topology, topo::Router& router, int ranks, int channels,
                    std::uint64_t seed, Picoseconds per_step_overhead)
-    : zone_(new Zone(topology, router, ranks, channels, seed, per_step_overhead)) {}
+    : zone_(new Zone(topology, router, ranks, channels, seed, per_step_overhead)) {
+  Zone* zone = zone_;
+  sg::Engine::on_time_advance_cb([zone](double) { zone->count_peak(); });
+}
 
 Platform::~Platform() = default;
 
@@ -216,6 +244,14 @@ std::size_t Platform::peak_flows_per_link() const {
 
 void Platform::run() {
   sg::Engine::get_instance()->run();
+}
+
+double Platform::clock() {
+  return sg::Engine::get_clock();
+}
+
+double Platform::work_seconds(Picoseconds work) {
+  return static_cast<double>(work) / kHostSpeed;
 }
 
 Picoseconds Platform::now() {

@@ -51,6 +51,11 @@ public:
   static void run();
   // Simulated time now, in picoseconds.
   static Picoseconds now();
+  // SimGrid's clock (seconds), unrounded.
+  static double clock();
+  // How long `work` picoseconds of local work take on a host, in SimGrid's seconds: the time an
+  // execution of that work would take (one flop per picosecond).
+  static double work_seconds(Picoseconds work);
 
   class Zone;
 

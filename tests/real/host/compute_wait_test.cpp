@@ -86,9 +86,10 @@ TEST_CASE("host: a compute step lasts its duration and a cross-channel wait orde
     CHECK(find(r0, 1).start_ns >= compute0.end_ns);
     CHECK(find(r1, 0).start_ns >= find(r1, 1).end_ns);
     // Both computes ran one after the other across the ranks: the iteration took both.
-    // Each rank times from its own start after the barrier; the ranks leave the barrier up to a
-    // few microseconds apart, so the chain of two computes shows as at least 2 x ms, less 1 ms.
-    CHECK(run.seconds >= 2 * ms / 1e3 - 1e-3);
+    // Each rank times from its own start after the barrier, and on a loaded machine the ranks
+    // may leave the barrier milliseconds apart, so the chain of two computes is checked as more
+    // than 1.5 x ms: overlapping computes (the bug this guards against) give about 1 x ms.
+    CHECK(run.seconds >= 1.5 * ms / 1e3);
   }
 }
 

@@ -99,3 +99,22 @@ TEST_CASE("flow LV08 equals the analytic engine on LV08-scaled links") {
                    1e-4);
     }
 }
+
+// In a ring on one switch every link carries one flow at a time: a rank's next send starts at
+// the instant its previous one ends (symmetry), and the report counts flows over the intervals
+// between instants, so the two are never counted together, whatever order SimGrid's actors
+// handle that instant in.
+TEST_CASE("flow: a ring's successive flows on a link are never counted together") {
+  flow::FlowOptions lv08;
+  lv08.reduce_bytes_per_second = test::kReduceBytesPerSecond;
+  for (const flow::FlowOptions& options : {cm02_alpha_beta(), lv08})
+    for (coll::Op op : {coll::Op::all_reduce, coll::Op::all_gather}) {
+      const topo::Topology topology = test::star(8);
+      topo::Router router(topology);
+      const CollectiveTiming timing = flow::simulate_flow(
+          topology, router, coll::Schedule::make(test::make_call(op, "ring", 8, 1 << 20)), options);
+      INFO(to_string(options.model.network_model) << " " << coll::to_string(op));
+      REQUIRE(timing.complete);
+      CHECK(timing.peak_flows_per_link == 1);
+    }
+}

@@ -68,6 +68,11 @@ struct ElementRange {
   std::uint64_t end = 0;
   std::uint64_t size() const { return end - begin; }
 };
-ElementRange partition(std::uint64_t total, std::uint64_t parts, std::uint64_t index);
+// Inline because generators call it for every step they emit, in the executors' inner loops.
+inline ElementRange partition(std::uint64_t total, std::uint64_t parts, std::uint64_t index) {
+  const std::uint64_t base = total / parts, extra = total % parts;
+  const std::uint64_t begin = index * base + (index < extra ? index : extra);
+  return {begin, begin + base + (index < extra ? 1 : 0)};
+}
 
 } // namespace ddlsim::coll

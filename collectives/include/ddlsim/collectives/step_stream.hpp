@@ -104,10 +104,22 @@ public:
     return &handle_.promise().buffer[static_cast<std::size_t>(read_++)];
   }
 
-  // A hint only: brings the step the next call to next() hands out into cache, when it is
-  // already buffered.
+  // A hint only: brings into cache what the next two calls to next() read. An executor that
+  // starts a step usually pulls the one after it at once (the ring's send, then its receive), and
+  // a Step spans two cache lines, so both steps are fetched whole. When the buffer is used up,
+  // the next call resumes the generator, which first reads the promise's header instead.
   void prefetch() const {
-    if (read_ < count_) __builtin_prefetch(&handle_.promise().buffer[std::size_t(read_)], 0, 3);
+    if (!handle_) return;
+    const promise_type& promise = handle_.promise();
+    if (read_ == count_) {
+      __builtin_prefetch(&promise, 0, 3);
+      return;
+    }
+    const auto* first = reinterpret_cast<const char*>(&promise.buffer[std::size_t(read_)]);
+    const int ahead = read_ + 1 < count_ ? 2 : 1;
+    const auto* end = first + ahead * sizeof(Step);
+    for (const char* line = first; line < end; line += 64) __builtin_prefetch(line, 0, 3);
+    __builtin_prefetch(end - 1, 0, 3);
   }
 
 private:

@@ -72,7 +72,12 @@ private:
   static constexpr std::uint32_t kNil = 0xffffffffu;
 
   void settle(Flow& flow, Picoseconds now);
+  // The rate of the flow on `seed` if it is the only flow on each of its links; false (and
+  // nothing changed) otherwise.
+  bool rate_if_alone(topo::LinkId seed, Picoseconds now);
   void recompute_component(topo::LinkId seed, Picoseconds now);
+  // A hint only: brings the flows `ids`, their list nodes and links into cache before they leave.
+  void prefetch_leaving(const std::vector<FlowId>& ids) const;
   void schedule_finish(FlowId id, Picoseconds now);
 
   const topo::Topology& topology_;

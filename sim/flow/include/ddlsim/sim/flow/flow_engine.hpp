@@ -8,8 +8,8 @@
 // with crosstraffic off and a large TCP window). Every directed link of the topology is one
 // SimGrid link, and every flow takes the equal-cost path a seeded hash of (source rank,
 // destination rank, channel) picks, the same as the analytic engine. Local steps and the
-// reduction of a recv_reduce are SimGrid executions on the rank's host, which has enough cores
-// that they never slow each other down (as in the analytic engine).
+// reduction of a recv_reduce take their durations and never slow each other down (as in the
+// analytic engine): each program's actor times them itself, with a timeout on its wait.
 //
 // What it does not model: packets, queues, loss, congestion-control dynamics beyond LV08's
 // steady-state TCP sharing, GPU memory contention.
