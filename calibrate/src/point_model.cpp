@@ -5,7 +5,6 @@
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/router.hpp"
 
-#include <algorithm>
 #include <limits>
 
 namespace ddlsim::calib {
@@ -23,24 +22,9 @@ PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
   if (gpus_per_node_ < 0) gpus_per_node_ = 0;
 }
 
-int PointModel::ring_channels() const {
-  int most = 1;
-  for (const topo::NodeGroup& group : spec_.node_groups) most = std::max(most, group.spec.gpus);
-  return most;
-}
-
 std::string PointModel::choice_model() const {
   std::string text = "NCCL chose the algorithm: modelled as NCCL's tuner does, the fastest of Ring "
-                     "(ddlsim `ring`";
-  if (nodes_ > 1) {
-    const int channels = ring_channels();
-    text += "; for all-reduce across nodes `nccl_ring`";
-    text += channels > 1 ? " on " + std::to_string(channels) +
-                               " channels, one per GPU of a node, each entering and leaving a "
-                               "node on its own GPU and so its NIC, as NCCL's rings do"
-                         : " (one GPU per node: the plain ring in node order)";
-  }
-  text += ")";
+                     "(ddlsim `ring`)";
   if (nodes_ > 1 && gpus_per_node_ > 1)
     text += " and, for all-reduce, Tree (ddlsim `torus2d` {" + std::to_string(gpus_per_node_) +
             ", " + std::to_string(nodes_) + "}: n bytes per node each way over all NICs)";
@@ -75,16 +59,8 @@ std::vector<coll::CollectiveCall> PointModel::candidates(const MeasuredPoint& po
                    : point.op == coll::Op::send_recv                               ? "direct"
                                                                                    : "ring";
   if (point.op == coll::Op::broadcast) call.algorithm = "pipelined_chain";
+  calls.push_back(call);
   const int used_nodes = call.node_of_rank.empty() ? 0 : call.node_of_rank.back() + 1;
-  if (point.op == coll::Op::all_reduce && used_nodes > 1) {
-    // NCCL's rings: one channel per GPU of a node, each crossing nodes on its own GPU and NIC.
-    coll::CollectiveCall rings = call;
-    rings.algorithm = "nccl_ring";
-    rings.params.channels = ring_channels();
-    calls.push_back(rings);
-  } else {
-    calls.push_back(call);
-  }
   if (point.op == coll::Op::all_reduce && gpus_per_node_ > 1 && used_nodes > 1 &&
       point.ranks == used_nodes * gpus_per_node_) {
     coll::CollectiveCall tree = call;

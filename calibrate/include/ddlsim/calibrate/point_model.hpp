@@ -4,11 +4,7 @@
 // When the source says which algorithm ran (a ddlsim report), that generator runs under the
 // first (bandwidth) protocol. When the library chose (NCCL), the model follows NCCL's tuner
 // (src/graph/tuning.cc: the (algorithm, protocol) pair of least modelled time) over
-//   - Ring: ddlsim's `ring` in rank order on one node; all-reduce across nodes: `nccl_ring` with
-//     one channel per GPU of a node (the most GPUs of a node group), whose channel c enters and
-//     leaves every node on a different GPU, so that the channels together use all of a node's
-//     NICs, as NCCL's multi-channel rings do (`ring` crosses nodes on one GPU pair and so one
-//     NIC, which made Ring too slow to ever win across nodes and misplaced NCCL's switch points);
+//   - Ring: ddlsim's `ring` in rank order;
 //   - Tree (all-reduce on more than one node, as since NCCL 2.4): ddlsim's `torus2d` with
 //     group_sizes {GPUs per node, nodes}, i.e. reduce-scatter inside the node, all-reduce of
 //     each GPU's shard across nodes, all-gather inside: like NCCL's tree it sends n bytes per
@@ -56,8 +52,6 @@ public:
 
 private:
   std::vector<coll::CollectiveCall> candidates(const MeasuredPoint& point) const;
-  // Channels of `nccl_ring`: the most GPUs of a node.
-  int ring_channels() const;
 
   topo::ClusterSpec spec_;
   std::uint64_t seed_;
