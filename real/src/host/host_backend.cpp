@@ -142,6 +142,7 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
     }
     job.in_process = options.mode == HostMode::processes;
     job.abort = &abort;
+    job.ranks_on_host = ranks; // every rank runs here: loopback or this machine's namespaces
     return job;
   };
 

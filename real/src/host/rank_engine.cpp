@@ -331,7 +331,12 @@ bool RankEngine::pump_io(int wait_ms) {
     owners.push_back(int(p));
   }
   if (fds.empty()) return progress;
-  const int n = ::poll(fds.data(), fds.size(), progress ? 0 : wait_ms);
+  int n = ::poll(fds.data(), fds.size(), 0);
+  if (n == 0 && !progress && wait_ms > 0) {
+    const auto spin_until = Clock::now() + options_.spin;
+    while (n == 0 && Clock::now() < spin_until) n = ::poll(fds.data(), fds.size(), 0);
+    if (n == 0) n = ::poll(fds.data(), fds.size(), wait_ms);
+  }
   if (n < 0) {
     if (errno == EINTR) return progress;
     fail(std::string("poll: ") + std::strerror(errno));

@@ -38,6 +38,11 @@ struct EngineOptions {
   HostFault fault;                          // applies when fault.rank is this rank
   bool in_process = true;                   // crash = _exit (process) or InjectedCrash (thread)
   const std::atomic<bool>* abort = nullptr; // set by the coordinator to stop a thread rank
+  // How long to poll without sleeping before a blocking wait. A sleeping rank pays a wake-up
+  // per message; spinning pays only where each rank has a core of its own, so the runner sets
+  // it then and leaves it 0 when ranks outnumber cores (Open MPI likewise busy-polls unless
+  // oversubscribed).
+  std::chrono::microseconds spin{0};
 };
 
 class RankEngine {

@@ -10,11 +10,16 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 namespace ddlsim::real::host {
 
 namespace {
+
+// Long enough to cover a running peer's turn-around on loopback, short enough that an idle
+// rank soon sleeps.
+constexpr std::chrono::microseconds kSpinBeforeSleep{200};
 
 void enter_namespace(const std::string& path) {
   if (path.empty()) return;
@@ -85,6 +90,8 @@ void run_rank(const RankJob& job) {
     engine_options.fault = options.fault;
     engine_options.in_process = job.in_process;
     engine_options.abort = job.abort;
+    if (job.ranks_on_host <= int(std::thread::hardware_concurrency()))
+      engine_options.spin = kSpinBeforeSleep;
     RankEngine engine(*job.schedule, job.rank, std::move(sockets), buffers, engine_options);
     try {
       for (int i = 0; i < options.warmup; ++i) engine.run_once(nullptr);

@@ -27,6 +27,7 @@ struct RankJob {
   bool checked = false;
   bool in_process = true;
   const std::atomic<bool>* abort = nullptr;
+  int ranks_on_host = 1; // ranks running on this machine, for the spin-or-sleep choice
 };
 
 // Runs the rank and reports on the control socket. An injected crash in a thread rank returns
