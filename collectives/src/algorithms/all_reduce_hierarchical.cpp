@@ -76,7 +76,7 @@ struct BlockOrder {
 
 StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader) {
   Program prog(s.channel);
-  const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
+  const ElementRange slice = s.channel_share(s.all());
   const int C = s.chunks, L = node.size, N = node.nodes, pos = node.node;
   const int local = s.rank - node.first;
   const Ring ring{pos, N, left_leader, right_leader};

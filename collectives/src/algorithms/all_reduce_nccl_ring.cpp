@@ -75,13 +75,9 @@ StepStream nccl_ring_all_reduce(Shape s, Ring ring) {
   Program prog(s.channel);
   const int p = s.p, r = ring.pos;
   // Elements of chunk j of this channel's slice of block b.
-  auto piece = [&s](long long b, int j) {
-    return sub(sub(s.block(s.mod(b)), std::uint64_t(s.channels), std::uint64_t(s.channel)),
-               std::uint64_t(s.chunks), std::uint64_t(j));
-  };
+  auto piece = [&s](long long b, int j) { return s.ring_piece(b, j); };
   if (p == 1) {
-    const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
-    co_yield prog.emit(copy_step(s.at(Buffer::input, slice), s.at(Buffer::output, slice)));
+    co_yield prog.emit(own_share_copy(s));
     co_return;
   }
   // Receives are posted ahead, as NCCL's receiver offers its buffer slots before the data

@@ -14,7 +14,7 @@ namespace {
 StepStream chain(Shape s) {
   Program prog(s.channel);
   const int v = s.mod(s.rank - s.root);
-  const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
+  const ElementRange slice = s.channel_share(s.all());
   auto piece = [&](int j) { return sub(slice, std::uint64_t(s.chunks), std::uint64_t(j)); };
   const int next = s.mod(s.rank + 1), previous = s.mod(s.rank - 1);
   if (v == 0) {

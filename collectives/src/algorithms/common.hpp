@@ -36,6 +36,10 @@ struct Shape {
     return {buffer, range.begin * e, range.size() * e};
   }
   bool avg() const { return reduction == Reduction::avg; }
+  // This channel's share of `range` (the channels split every range alike).
+  ElementRange channel_share(ElementRange range) const;
+  // Chunk j of this channel's share of block b: what a pipelined ring moves per step.
+  ElementRange ring_piece(long long b, int j) const;
 };
 Shape shape_of(const CollectiveCall& call, int rank, int channel);
 
@@ -43,6 +47,12 @@ Shape shape_of(const CollectiveCall& call, int rank, int channel);
 inline ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index) {
   const ElementRange part = partition(range.size(), parts, index);
   return {range.begin + part.begin, range.begin + part.end};
+}
+inline ElementRange Shape::channel_share(ElementRange range) const {
+  return sub(range, std::uint64_t(channels), std::uint64_t(channel));
+}
+inline ElementRange Shape::ring_piece(long long b, int j) const {
+  return sub(channel_share(block(mod(b))), std::uint64_t(chunks), std::uint64_t(j));
 }
 // `range` moved so that `origin` becomes 0 (a global range in a buffer holding one block).
 ElementRange shift(ElementRange range, std::uint64_t origin);
@@ -53,6 +63,11 @@ Step send_step(int peer, BufferRange src);
 Step recv_step(int peer, BufferRange dst);
 Step recv_reduce_step(int peer, BufferRange src, BufferRange dst); // dst = src (op) incoming
 Step copy_step(BufferRange src, BufferRange dst);
+// What a one-rank call does on this channel: copy its share of the input to the output.
+inline Step own_share_copy(const Shape& s) {
+  const ElementRange share = s.channel_share(s.all());
+  return copy_step(s.at(Buffer::input, share), s.at(Buffer::output, share));
+}
 Step scale_step(BufferRange range, double factor); // in place
 
 // Numbers the steps of one (rank, channel) program as they are emitted, and stamps the channel

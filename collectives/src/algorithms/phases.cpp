@@ -172,7 +172,7 @@ void PhasedGenerator::check_groups(const CollectiveCall& call,
 StepStream staged_ring_all_reduce(Shape s, std::vector<int> groups) {
   Program prog(s.channel);
   Step step;
-  const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
+  const ElementRange slice = s.channel_share(s.all());
   const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
   if (s.p == 1) {
     co_yield prog.emit(copy_step(in.at(slice), out.at(slice)));

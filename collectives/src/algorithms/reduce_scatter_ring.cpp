@@ -18,14 +18,10 @@ namespace {
 StepStream ring_reduce_scatter(Shape s) {
   Program prog(s.channel);
   const int p = s.p, r = s.rank;
-  auto piece = [&s](long long b, int j) {
-    return sub(sub(s.block(s.mod(b)), std::uint64_t(s.channels), std::uint64_t(s.channel)),
-               std::uint64_t(s.chunks), std::uint64_t(j));
-  };
+  auto piece = [&s](long long b, int j) { return s.ring_piece(b, j); };
   const std::uint64_t origin = s.block(r).begin; // output holds block r only
   if (p == 1) {
-    const ElementRange slice = sub(s.all(), std::uint64_t(s.channels), std::uint64_t(s.channel));
-    co_yield prog.emit(copy_step(s.at(Buffer::input, slice), s.at(Buffer::output, slice)));
+    co_yield prog.emit(own_share_copy(s));
     co_return;
   }
   const int right = s.mod(r + 1), left = s.mod(r - 1);
