@@ -59,19 +59,8 @@ public:
               const AnalyticOptions& options)
       : topology_(topology), router_(router), options_(options), flows_(topology) {
     const int ranks = schedule.ranks();
-    if (static_cast<std::size_t>(ranks) > topology.gpus().size())
-      throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
-                                       std::to_string(topology.gpus().size()) + " GPUs");
-    rates_.reserve(static_cast<std::size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) {
-      const topo::Vertex& gpu = topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]);
-      GpuRates rates = gpu_rates(topology.node(gpu.node).gpu_model);
-      if (options.reduce_bytes_per_second > 0)
-        rates.reduce_bytes_per_second = options.reduce_bytes_per_second;
-      if (options.copy_bytes_per_second > 0)
-        rates.copy_bytes_per_second = options.copy_bytes_per_second;
-      rates_.push_back(rates);
-    }
+    rates_ =
+        rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
     const int channels = schedule.channels();
     channels_ = static_cast<std::uint32_t>(channels);
     const std::size_t programs = static_cast<std::size_t>(ranks) * channels_;

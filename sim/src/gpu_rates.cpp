@@ -1,5 +1,7 @@
 #include "ddlsim/sim/gpu_rates.hpp"
 
+#include "ddlsim/core/input_error.hpp"
+
 #include <array>
 
 namespace ddlsim::sim {
@@ -37,6 +39,23 @@ GpuRates gpu_rates(std::string_view gpu_model) {
   // step's `bytes`. A codec (top-k selection by threshold search) makes about 4 passes.
   const double achievable = 0.85 * memory;
   return GpuRates{memory, achievable / 3.0, achievable / 2.0, achievable / 8.0};
+}
+
+std::vector<GpuRates> rank_rates(const topo::Topology& topology, int ranks,
+                                 double reduce_bytes_per_second, double copy_bytes_per_second) {
+  if (static_cast<std::size_t>(ranks) > topology.gpus().size())
+    throw InputError("schedule", "has " + std::to_string(ranks) + " ranks but the topology has " +
+                                     std::to_string(topology.gpus().size()) + " GPUs");
+  std::vector<GpuRates> rates;
+  rates.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    const topo::Vertex& gpu = topology.vertex(topology.gpus()[static_cast<std::size_t>(r)]);
+    GpuRates rank = gpu_rates(topology.node(gpu.node).gpu_model);
+    if (reduce_bytes_per_second > 0) rank.reduce_bytes_per_second = reduce_bytes_per_second;
+    if (copy_bytes_per_second > 0) rank.copy_bytes_per_second = copy_bytes_per_second;
+    rates.push_back(rank);
+  }
+  return rates;
 }
 
 } // namespace ddlsim::sim

@@ -2,7 +2,10 @@
 // memory bandwidth until the GPU models of models/ replace this table.
 #pragma once
 
+#include "ddlsim/topologies/topology.hpp"
+
 #include <string_view>
+#include <vector>
 
 namespace ddlsim::sim {
 
@@ -16,5 +19,11 @@ struct GpuRates {
 // Rates for a GPU model name such as "V100-SXM2-32GB" or "A100-SXM4-80GB"; an unknown model
 // gets the V100's figures.
 GpuRates gpu_rates(std::string_view gpu_model);
+
+// The rates of ranks 0..ranks-1 (rank r on the topology's r-th GPU), with a calibration's reduce
+// or copy rate in place of the model's where one is given (> 0). Every engine takes its local
+// step rates from here. Throws InputError (at "schedule") when there are more ranks than GPUs.
+std::vector<GpuRates> rank_rates(const topo::Topology& topology, int ranks,
+                                 double reduce_bytes_per_second, double copy_bytes_per_second);
 
 } // namespace ddlsim::sim
