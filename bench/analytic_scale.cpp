@@ -4,13 +4,11 @@
 // is that configuration's own; scripts/bench runs the whole table.
 //
 //   bench_analytic_scale ALGORITHM RANKS [BYTES]     e.g. bench_analytic_scale ring 4096
+#include "bench_support.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
-#include "ddlsim/topologies/presets.hpp"
-
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,16 +16,6 @@
 #include <string>
 
 using namespace ddlsim;
-
-namespace {
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is KiB on Linux
-}
-
-} // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -43,16 +31,7 @@ int main(int argc, char** argv) {
   }
   try {
     const auto start = std::chrono::steady_clock::now();
-    // Nodes of 8 A100 with 4 NICs, so that 16,384 GPUs fill the 8,192 ports of a k=32 fat tree.
-    topo::ClusterSpec spec;
-    topo::NodeSpec node = *topo::find_node_preset("dgx-a100");
-    node.nics = 4;
-    spec.node_groups.push_back({node, ranks / 8});
-    spec.fabric.type = topo::FabricType::fat_tree;
-    spec.fabric.k = 32;
-    spec.fabric.link_bytes_per_second = gbps_to_bytes_per_second(200);
-    spec.fabric.link_latency = ns_to_ps(500);
-    const topo::Topology topology = topo::build_topology(spec);
+    const topo::Topology topology = topo::build_topology(bench::scale_cluster(ranks));
     topo::Router router(topology);
     const auto built = std::chrono::steady_clock::now();
 
@@ -75,7 +54,7 @@ int main(int argc, char** argv) {
                 algorithm.c_str(), ranks, static_cast<unsigned long long>(timing.steps),
                 static_cast<double>(timing.steps) / simulate,
                 std::chrono::duration<double>(built - start).count(), simulate, wall,
-                peak_rss_mib(), ps_to_seconds(timing.time) * 1e3,
+                bench::peak_rss_mib(), ps_to_seconds(timing.time) * 1e3,
                 static_cast<long long>(timing.time));
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

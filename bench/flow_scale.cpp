@@ -13,12 +13,12 @@
 // flow run stops there and prints how far it got. With STEPS_FILE it writes every step of the flow
 // run there, one line each (rank, channel, kind, peer, bytes, start and end in picoseconds),
 // sorted, so that two builds of the engine can be compared step by step with cmp.
+#include "bench_support.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
-#include "ddlsim/topologies/presets.hpp"
 
 #include <sys/resource.h>
 
@@ -33,21 +33,6 @@
 using namespace ddlsim;
 
 namespace {
-
-double peak_rss_mib(int who) {
-  rusage usage{};
-  getrusage(who, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is KiB on Linux
-}
-
-// CPU seconds (user + system) of this process or of its waited-for children: on a shared
-// machine wall time also counts other people's work.
-double cpu_seconds(int who) {
-  rusage usage{};
-  getrusage(who, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -91,17 +76,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    // The cluster of bench_analytic_scale: nodes of 8 A100 with 4 NICs, so that 16,384 GPUs
-    // fill the 8,192 ports of a k=32 fat tree of 200 Gb/s.
-    topo::ClusterSpec spec;
-    topo::NodeSpec node = *topo::find_node_preset("dgx-a100");
-    node.nics = 4;
-    spec.node_groups.push_back({node, ranks / 8});
-    spec.fabric.type = topo::FabricType::fat_tree;
-    spec.fabric.k = 32;
-    spec.fabric.link_bytes_per_second = gbps_to_bytes_per_second(200);
-    spec.fabric.link_latency = ns_to_ps(500);
-    const topo::Topology topology = topo::build_topology(spec);
+    // The cluster of bench_analytic_scale.
+    const topo::Topology topology = topo::build_topology(bench::scale_cluster(ranks));
 
     coll::CollectiveCall call;
     call.op = coll::Op::all_reduce;
@@ -127,17 +103,17 @@ int main(int argc, char** argv) {
     const sim::CollectiveTiming flow =
         sim::flow::simulate_flow(topology, flow_router, coll::Schedule::make(call), options);
     const double flow_wall = seconds_since(flow_start);
-    const double flow_rss = peak_rss_mib(RUSAGE_CHILDREN);
-    const double flow_cpu = cpu_seconds(RUSAGE_CHILDREN);
+    const double flow_rss = bench::peak_rss_mib(RUSAGE_CHILDREN);
+    const double flow_cpu = bench::cpu_seconds(RUSAGE_CHILDREN);
     if (steps_file) write_steps(flow.steps_recorded, steps_file);
 
     const auto analytic_start = std::chrono::steady_clock::now();
-    const double analytic_cpu_start = cpu_seconds(RUSAGE_SELF);
+    const double analytic_cpu_start = bench::cpu_seconds(RUSAGE_SELF);
     topo::Router router(topology);
     const sim::CollectiveTiming analytic = sim::simulate_analytic(
         topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
     const double analytic_wall = seconds_since(analytic_start);
-    const double analytic_cpu = cpu_seconds(RUSAGE_SELF) - analytic_cpu_start;
+    const double analytic_cpu = bench::cpu_seconds(RUSAGE_SELF) - analytic_cpu_start;
 
     std::printf(
         "%-13s ranks %6d  flow %s: steps %11llu  wall %7.2f s  cpu %7.2f s  peak RSS "
@@ -146,7 +122,8 @@ int main(int argc, char** argv) {
         algorithm.c_str(), ranks, model.c_str(), static_cast<unsigned long long>(flow.steps),
         flow_wall, flow_cpu, flow_rss, ps_to_seconds(flow.time) * 1e3,
         static_cast<long long>(flow.time), flow.complete ? "" : " (stopped: time reached so far)",
-        analytic_wall, analytic_cpu, peak_rss_mib(RUSAGE_SELF), ps_to_seconds(analytic.time) * 1e3);
+        analytic_wall, analytic_cpu, bench::peak_rss_mib(RUSAGE_SELF),
+        ps_to_seconds(analytic.time) * 1e3);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -5,13 +5,12 @@
 //
 //   bench_packet_scale RANKS [BYTES] [ALGORITHM] [ACK_EVERY]
 //   e.g. bench_packet_scale 1024 268435456 ring 4   (ACK_EVERY: coalesced ACKs, default 1)
+#include "bench_support.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/presets.hpp"
-
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,22 +19,7 @@
 
 using namespace ddlsim;
 
-namespace {
-
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is KiB on Linux
-}
-
-} // namespace
+namespace {} // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -64,7 +48,7 @@ int main(int argc, char** argv) {
     const topo::Topology topology = topo::build_topology(spec);
     topo::Router router(topology);
     const auto built = std::chrono::steady_clock::now();
-    const double cpu_built = cpu_seconds();
+    const double cpu_built = bench::cpu_seconds();
 
     coll::CollectiveCall call;
     call.op = coll::Op::all_reduce;
@@ -80,7 +64,7 @@ int main(int argc, char** argv) {
 
     // The machine may be shared: events per CPU second is the engine's speed on one core.
     const double simulate = std::chrono::duration<double>(done - built).count();
-    const double cpu = cpu_seconds() - cpu_built;
+    const double cpu = bench::cpu_seconds() - cpu_built;
     std::printf(
         "packet %s ranks %5d  %s  ack every %d  events %11llu  events/s %8.3g (per CPU s %8.3g)  "
         "data packets %10llu  simulate %7.2f s wall, %7.2f s CPU  peak RSS %6.1f MiB  "
@@ -88,7 +72,7 @@ int main(int argc, char** argv) {
         algorithm.c_str(), ranks, format_bytes(bytes).c_str(), ack_every,
         static_cast<unsigned long long>(timing.events),
         static_cast<double>(timing.events) / simulate, static_cast<double>(timing.events) / cpu,
-        static_cast<unsigned long long>(timing.data_packets), simulate, cpu, peak_rss_mib(),
+        static_cast<unsigned long long>(timing.data_packets), simulate, cpu, bench::peak_rss_mib(),
         ps_to_seconds(timing.time) * 1e3);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
