@@ -308,15 +308,18 @@ void RankEngine::enqueue(int peer_rank, std::uint8_t type, int channel, std::uin
 }
 
 bool RankEngine::pump_io(int wait_ms) {
-  std::vector<pollfd> fds;
-  std::vector<int> owners;
+  std::vector<pollfd>& fds = poll_fds_;
+  std::vector<int>& owners = poll_owners_;
+  fds.clear();
+  owners.clear();
   bool progress = false;
   // Write first without waiting: most sockets have room.
   for (std::size_t p = 0; p < peers_.size(); ++p)
     if (peers_[p].fd >= 0 && !peers_[p].out.empty()) progress |= write_peer(int(p));
   // Sleep only on the sockets whose next message unblocks a step: a wake-up costs a wait in the
   // run queue, which on a loaded machine is most of a step's time (the rest are read in passing).
-  const std::vector<std::uint64_t> wake = wake_bytes();
+  update_wake_bytes();
+  const std::vector<std::uint64_t>& wake = wake_;
   for (std::size_t p = 0; p < peers_.size(); ++p) {
     if (peers_[p].fd < 0) continue;
     short events = peers_[p].eof || wake[p] == 0 ? 0 : POLLIN;
@@ -351,8 +354,9 @@ bool RankEngine::pump_io(int wait_ms) {
   return progress;
 }
 
-std::vector<std::uint64_t> RankEngine::wake_bytes() const {
-  std::vector<std::uint64_t> wake(peers_.size(), 0);
+void RankEngine::update_wake_bytes() {
+  std::vector<std::uint64_t>& wake = wake_;
+  wake.assign(peers_.size(), 0);
   bool any = false;
   // Whether a step waits (rule 1 or a dependency) for this send's completion.
   const auto blocks = [this](const Ref& ref) {
@@ -388,7 +392,6 @@ std::vector<std::uint64_t> RankEngine::wake_bytes() const {
   }
   // Nothing blocks on a particular peer (the last acknowledgements, between iterations): all are.
   if (!any) std::fill(wake.begin(), wake.end(), 1);
-  return wake;
 }
 
 bool RankEngine::write_peer(int peer_rank) {

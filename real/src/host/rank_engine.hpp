@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <poll.h>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -132,9 +133,10 @@ private:
   void enqueue(int peer, std::uint8_t type, int channel, std::uint32_t seq,
                const std::byte* payload, std::uint64_t bytes);
   bool pump_io(int wait_ms);
-  // Per peer: how many incoming bytes are worth waking up for (SO_RCVLOWAT): 0 when nothing
-  // from it unblocks a step now, 1 for any message, the rest of a payload when only that matters.
-  std::vector<std::uint64_t> wake_bytes() const;
+  // Fills wake_, per peer: how many incoming bytes are worth waking up for (SO_RCVLOWAT): 0
+  // when nothing from it unblocks a step now, 1 for any message, the rest of a payload when only
+  // that matters.
+  void update_wake_bytes();
   bool read_peer(int peer);
   bool write_peer(int peer);
   void consume(int peer, const std::byte* data, std::size_t size);
@@ -164,6 +166,10 @@ private:
   // computes while the NIC transfers).
   std::vector<std::pair<Clock::time_point, Ref>> computing_;
   std::vector<std::byte> inbox_;
+  // pump_io's per-call state, kept so that the loop allocates nothing per wake-up.
+  std::vector<pollfd> poll_fds_;
+  std::vector<int> poll_owners_;
+  std::vector<std::uint64_t> wake_;
   Clock::time_point iteration_start_;
   std::uint64_t steps_started_ = 0, steps_completed_ = 0, bytes_sent_ = 0;
 };
