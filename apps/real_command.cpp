@@ -221,19 +221,10 @@ void print_row(const sim::CollectiveRow& row, double factor, const real::HostRun
   std::fflush(stdout);
 }
 
-// The CUDA backend's result in the host backend's terms (one outcome, no per-rank timelines).
-real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
-                         [[maybe_unused]] const real::HostOptions& host,
-                         [[maybe_unused]] const RealOptions& o) {
+// A GPU backend's result (real::CudaRun or real::NcclRun) in the host backend's terms: one
+// outcome, no per-rank timelines.
+template <class GpuRun> real::HostRun as_host_run(const GpuRun& gpu) {
   real::HostRun run;
-#ifdef DDLSIM_WITH_CUDA
-  real::CudaOptions options;
-  options.pace = o.pace;
-  options.devices = o.gpus;
-  options.iterations = host.iterations;
-  options.warmup = host.warmup;
-  options.check_limit_bytes = host.check_limit_bytes;
-  const real::CudaRun gpu = real::run_cuda(schedule, options);
   run.ok = gpu.ok;
   run.error = gpu.error;
   run.checked = gpu.checked;
@@ -241,8 +232,24 @@ real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
   run.wrong = gpu.wrong;
   run.steps = gpu.steps;
   run.bytes_sent = gpu.bytes_sent;
-#endif
   return run;
+}
+
+// The CUDA backend's result in the host backend's terms.
+real::HostRun run_on_gpu([[maybe_unused]] const coll::Schedule& schedule,
+                         [[maybe_unused]] const real::HostOptions& host,
+                         [[maybe_unused]] const RealOptions& o) {
+#ifdef DDLSIM_WITH_CUDA
+  real::CudaOptions options;
+  options.pace = o.pace;
+  options.devices = o.gpus;
+  options.iterations = host.iterations;
+  options.warmup = host.warmup;
+  options.check_limit_bytes = host.check_limit_bytes;
+  return as_host_run(real::run_cuda(schedule, options));
+#else
+  return {};
+#endif
 }
 
 #ifdef DDLSIM_WITH_NCCL
@@ -255,16 +262,8 @@ real::HostRun run_on_nccl(const coll::Schedule& schedule, const real::HostOption
   options.check_limit_bytes = host.check_limit_bytes;
   options.timeout = host.timeout;
   const real::NcclRun nccl = real::run_nccl(schedule, options, mpi);
-  real::HostRun run;
-  run.ok = nccl.ok;
-  run.error = nccl.error;
-  run.checked = nccl.checked;
-  run.seconds = nccl.seconds;
-  run.wrong = nccl.wrong;
-  run.steps = nccl.steps;
-  run.bytes_sent = nccl.bytes_sent;
   baseline = {nccl.baseline, nccl.baseline_seconds};
-  return run;
+  return as_host_run(nccl);
 }
 #endif
 
