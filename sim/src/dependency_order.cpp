@@ -28,6 +28,7 @@
 #include "ddlsim/topologies/ecmp.hpp"
 #include "program_state.hpp"
 #include "ring_window.hpp"
+#include "shared_link_flows.hpp"
 
 #include <array>
 #include <cmath>
@@ -123,7 +124,8 @@ struct Program {
   // The path to the last peer sent to (rings send to one peer over and over).
   const topo::Path* path = nullptr;
   Picoseconds path_latency = 0;
-  double path_rate = 0; // bottleneck bandwidth, bytes per second
+  double path_rate = 0;          // bottleneck bandwidth, bytes per second
+  std::uint8_t path_classes = 0; // bit per LinkClass of its links
   std::int32_t path_peer = -1;
   bool has_pending = false;
   bool exhausted = false;
@@ -148,9 +150,13 @@ struct LinkUse {
 
 class DependencyOrderRun {
 public:
+  // Transfers on links of the classes in `shared_classes` (a bit per topo::LinkClass) are timed
+  // event-driven, with sharing; all others must have their links to themselves.
   DependencyOrderRun(const topo::Topology& topology, topo::Router& router,
-                     const coll::Schedule& schedule, const AnalyticOptions& options)
-      : topology_(topology), router_(router), options_(options), links_(topology.link_count()) {
+                     const coll::Schedule& schedule, const AnalyticOptions& options,
+                     std::uint8_t shared_classes)
+      : topology_(topology), router_(router), options_(options), shared_classes_(shared_classes),
+        links_(topology.link_count()), shared_(topology) {
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
@@ -162,13 +168,24 @@ public:
             schedule.program(r, static_cast<int>(c));
   }
 
+  std::uint8_t classes_to_share() const { return classes_to_share_; }
+
   std::optional<CollectiveTiming> run() {
     for (std::uint32_t p = 0; p < programs_.size(); ++p) enqueue(p);
-    while (!worklist_.empty() && !gave_up_ && !stopped_) {
-      const std::uint32_t p = worklist_.front();
-      worklist_.pop_front();
-      programs_[p].queued = false;
-      advance(p);
+    auto done = [this](const detail::SharedTransfer& transfer, Picoseconds time) {
+      end(transfer.recv_program, transfer.recv_index, time);
+      end(transfer.send_program, transfer.send_index, time);
+    };
+    while (!gave_up_ && !stopped_) {
+      while (!worklist_.empty() && !gave_up_ && !stopped_) {
+        const std::uint32_t p = worklist_.front();
+        worklist_.pop_front();
+        programs_[p].queued = false;
+        advance(p);
+      }
+      // Every program waits for an end time from the shared links (or is finished): their next
+      // instant is final, since nothing can start before it any more.
+      if (gave_up_ || stopped_ || !shared_.advance(done)) break;
     }
     if (gave_up_) return std::nullopt;
     if (stopped_) {
@@ -178,6 +195,8 @@ public:
         if (!finished(program)) return std::nullopt; // the event-driven engine names the step
     }
     result_.time = last_end_;
+    result_.peak_flows_per_link =
+        std::max(result_.peak_flows_per_link, shared_.peak_flows_per_link());
     result_.evaluated_in_dependency_order = true;
     return std::move(result_);
   }
@@ -216,7 +235,7 @@ private:
       return false;
     }
     if (step->has_wait() || program.next_index() >= detail::kMaxProgramSteps) {
-      gave_up_ = true; // cross-program waits need time order; 2^31 steps: the engine's error
+      give_up(); // cross-program waits need time order; 2^31 steps: the engine's error
       return false;
     }
     program.pending.assign(*step);
@@ -302,10 +321,12 @@ private:
         &paths[topo::ecmp_path_index(options_.seed, rank, receiver, channel_of(p), paths.size())];
     sender.path_latency = 0;
     sender.path_rate = std::numeric_limits<double>::infinity();
+    sender.path_classes = 0;
     for (const topo::LinkId link : *sender.path) {
       sender.path_latency += topology_.link(link).latency;
       sender.path_rate =
           std::min(sender.path_rate, topology_.link(link).bandwidth_bytes_per_second);
+      sender.path_classes |= class_bit(link);
     }
   }
 
@@ -318,8 +339,13 @@ private:
     const Picoseconds bytes_start =
         std::max(send_start, receive.start) + options_.per_step_overhead + sender.path_latency;
     Picoseconds arrived = bytes_start;
+    const bool placed = send_bytes > 0 && !sender.path->empty();
+    if (placed && (sender.path_classes & shared_classes_) != 0) {
+      share(sender, s, s_index, send_bytes, r, receive, bytes_start);
+      return;
+    }
     // As FlowNetwork: a flow with bytes and links moves at its bottleneck; others end at once.
-    if (send_bytes > 0 && !sender.path->empty()) {
+    if (placed) {
       const double rate = sender.path_rate;
       const double seconds = rate > 0 ? static_cast<double>(send_bytes) / rate : 0.0;
       arrived = bytes_start + static_cast<Picoseconds>(std::llround(seconds * 1e12));
@@ -344,7 +370,7 @@ private:
     for (const topo::LinkId link : path) {
       const LinkUse& use = links_[link];
       if (from < use.until || (from == use.until && use.zero_length_at_until)) {
-        gave_up_ = true;
+        give_up(class_bit(link));
         return false;
       }
     }
@@ -354,6 +380,37 @@ private:
       use.until = to;
     }
     return true;
+  }
+
+  // Hands a transfer on shared links to the event-driven part. Its path must lie wholly on
+  // shared links: a link outside them is claimed by transfers that assume they are alone.
+  void share(const Program& sender, std::uint32_t s, std::uint32_t s_index,
+             std::uint64_t send_bytes, std::uint32_t r, const Posted& receive,
+             Picoseconds bytes_start) {
+    if ((sender.path_classes & ~shared_classes_) != 0 || bytes_start < shared_.now()) {
+      give_up(sender.path_classes);
+      return;
+    }
+    const Picoseconds reduce_time =
+        receive.reduce != 0
+            ? duration(receive.bytes,
+                       rates_[static_cast<std::size_t>(rank_of(r))].reduce_bytes_per_second)
+            : 0;
+    shared_.add(detail::SharedTransfer{sender.path, send_bytes, receive.reduce != 0, reduce_time, s,
+                                       s_index, r, receive.index},
+                bytes_start);
+    ++result_.transfers;
+    result_.bytes_sent += send_bytes;
+  }
+
+  std::uint8_t class_bit(topo::LinkId link) const {
+    return static_cast<std::uint8_t>(1u << static_cast<unsigned>(topology_.link(link).link_class));
+  }
+  // Gives up; classes_to_share() says which link classes a new attempt should time with sharing
+  // (none when no attempt can succeed).
+  void give_up(std::uint8_t classes = 0) {
+    gave_up_ = true;
+    classes_to_share_ |= classes;
   }
 
   void end(std::uint32_t p, std::uint32_t index, Picoseconds time) {
@@ -373,7 +430,10 @@ private:
   const topo::Topology& topology_;
   topo::Router& router_;
   const AnalyticOptions& options_;
+  std::uint8_t shared_classes_ = 0;
+  std::uint8_t classes_to_share_ = 0;
   std::vector<LinkUse> links_;
+  detail::SharedLinkFlows shared_;
   std::vector<GpuRates> rates_;
   std::vector<Program> programs_;
   RingWindow<std::uint32_t> worklist_;
@@ -391,7 +451,17 @@ std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& 
                                                           topo::Router& router,
                                                           const coll::Schedule& schedule,
                                                           const AnalyticOptions& options) {
-  return DependencyOrderRun(topology, router, schedule, options).run();
+  // First every transfer is assumed alone on its links; each attempt that finds sharing on a
+  // class of links times that class event-driven in the next, until one succeeds or no new
+  // class is named (cross-program waits, a schedule that cannot finish).
+  std::uint8_t shared_classes = 0;
+  while (true) {
+    DependencyOrderRun attempt(topology, router, schedule, options, shared_classes);
+    if (std::optional<CollectiveTiming> timing = attempt.run()) return timing;
+    const std::uint8_t more = attempt.classes_to_share();
+    if ((shared_classes | more) == shared_classes) return std::nullopt;
+    shared_classes |= more;
+  }
 }
 
 } // namespace ddlsim::sim
