@@ -30,8 +30,8 @@ struct StepRef {
 };
 
 // Keeps what on_arrival needs (the receive's kind and rank) so that the arrival does not have to
-// load the receiving program's slot, a cache miss at 16k ranks.
-struct Transfer {
+// load the receiving program's slot, a cache miss at 16k ranks. One cache line.
+struct alignas(64) Transfer {
   StepRef send;
   StepRef recv;
   std::uint64_t bytes;
@@ -39,13 +39,20 @@ struct Transfer {
   std::uint64_t recv_bytes;
   std::int32_t recv_rank;
   bool recv_reduce;
+  // A lone transfer (FlowNetwork::reserve) started moving its bytes at byte_start; its
+  // lone_done event is valid while `generation` is the one it carries. The generation changes
+  // when the transfer is handed to the flow network (adopt) and when it is reserved again after
+  // its id is reused, so that a stale event is recognised.
+  std::uint32_t generation;
+  Picoseconds byte_start;
 };
+static_assert(sizeof(Transfer) == 64);
 
-enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done };
+enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done, lone_done };
 struct Event {
   EventKind kind;
   std::uint32_t a; // program (local_done) or transfer id
-  std::uint32_t b; // step index (local_done)
+  std::uint32_t b; // step index (local_done) or generation (lone_done)
 };
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
@@ -145,7 +152,7 @@ private:
     const Transfer& transfer = transfers_[event.a];
     if (level == 1) {
       prefetch(&transfer);
-    } else if (event.kind == EventKind::reduce_done) {
+    } else if (event.kind == EventKind::reduce_done || event.kind == EventKind::lone_done) {
       prefetch_completion(transfer.recv.program, level);
       prefetch_completion(transfer.send.program, level);
     } else if (level == 2) {
@@ -345,8 +352,14 @@ private:
       id = free_transfers_.back();
       free_transfers_.pop_back();
     }
-    transfers_[id] =
-        Transfer{send, receive, send_bytes, &path, receive_bytes, receiver, receive_reduce};
+    Transfer& transfer = transfers_[id];
+    transfer.send = send;
+    transfer.recv = receive;
+    transfer.bytes = send_bytes;
+    transfer.path = &path;
+    transfer.recv_bytes = receive_bytes;
+    transfer.recv_rank = receiver;
+    transfer.recv_reduce = receive_reduce;
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
     events_.push(now_ + latency, Event{EventKind::latency_done, id, 0});
@@ -377,15 +390,44 @@ private:
     case EventKind::local_done:
       complete(StepRef{event.a, event.b});
       break;
-    case EventKind::latency_done: {
-      const Transfer& transfer = transfers_[event.a];
-      flows_.start(*transfer.path, static_cast<double>(transfer.bytes), event.a, now_);
+    case EventKind::latency_done:
+      start_bytes(event.a);
       break;
-    }
     case EventKind::reduce_done:
       finish_transfer(event.a);
       break;
+    case EventKind::lone_done:
+      // Stale if the transfer was handed to the flow network after this event was pushed.
+      if (transfers_[event.a].generation == event.b) finish_transfer(event.a);
+      break;
     }
+  }
+
+  // The latency of transfer `id` is over: its bytes start to move. Alone on its links, it is
+  // reserved and its end (arrival, and for a recv_reduce the reduction too) is one event;
+  // otherwise the reserved transfers it overlaps are handed to the flow network first.
+  void start_bytes(std::uint32_t id) {
+    Transfer& transfer = transfers_[id];
+    const double bytes = static_cast<double>(transfer.bytes);
+    overlapped_.clear();
+    const Picoseconds finish = flows_.reserve(*transfer.path, bytes, id, now_, overlapped_);
+    if (finish != std::numeric_limits<Picoseconds>::max()) {
+      transfer.byte_start = now_;
+      const std::uint32_t generation = ++transfer.generation;
+      Picoseconds done = finish;
+      if (transfer.recv_reduce)
+        done +=
+            duration(transfer.recv_bytes,
+                     rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second);
+      events_.push(done, Event{EventKind::lone_done, id, generation});
+      return;
+    }
+    for (const std::uint64_t tag : overlapped_) {
+      Transfer& reserved = transfers_[tag];
+      ++reserved.generation;
+      flows_.adopt(*reserved.path, static_cast<double>(reserved.bytes), tag, reserved.byte_start);
+    }
+    flows_.start(*transfer.path, bytes, id, now_);
   }
 
   void complete(StepRef ref) {
@@ -441,6 +483,7 @@ private:
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
   std::vector<Event> batch_;
+  std::vector<std::uint64_t> overlapped_; // scratch for start_bytes
   std::uint32_t channels_ = 1;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;
