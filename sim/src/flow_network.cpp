@@ -304,6 +304,7 @@ void FlowNetwork::prefetch_leaving(const std::vector<FlowId>& ids) const {
     __builtin_prefetch(&link_nodes_[flow.node_base], 0, 3);
     prefetch_path(*flow.path);
   }
+  asm volatile(""); // as in prefetch_path
 }
 
 void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& finished) {

@@ -113,6 +113,7 @@ public:
     const promise_type& promise = handle_.promise();
     if (read_ == count_) {
       __builtin_prefetch(&promise, 0, 3);
+      asm volatile(""); // see below
       return;
     }
     const auto* first = reinterpret_cast<const char*>(&promise.buffer[std::size_t(read_)]);
@@ -120,6 +121,9 @@ public:
     const auto* end = first + ahead * sizeof(Step);
     for (const char* line = first; line < end; line += 64) __builtin_prefetch(line, 0, 3);
     __builtin_prefetch(end - 1, 0, 3);
+    // Without a visible effect GCC 12 may take this function for one without side effects and
+    // delete the calls to it (ipa-pure-const); the empty volatile asm keeps them.
+    asm volatile("");
   }
 
 private:

@@ -60,6 +60,9 @@ public:
   // A hint only: brings the state of `path`'s links into cache before a start() on it.
   void prefetch_path(const std::vector<topo::LinkId>& path) const {
     for (topo::LinkId link : path) __builtin_prefetch(&links_[link], 1, 3);
+    // Without a visible effect GCC 12 may take this function for one without side effects and
+    // delete the calls to it (ipa-pure-const); the empty volatile asm keeps them.
+    asm volatile("");
   }
 
   std::size_t active_flows() const { return active_count_; }
