@@ -20,11 +20,19 @@
 
 #include <array>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <utility>
 
 namespace ddlsim::coll {
+
+namespace detail {
+// Where generators' coroutine frames live (frame_arena.cpp): packed into huge-page chunks, so
+// that an executor resuming thousands of generators misses the translation buffer less.
+void* allocate_frame(std::size_t size);
+void free_frame(void* frame, std::size_t size) noexcept;
+} // namespace detail
 
 class StepStream {
 public:
@@ -43,6 +51,10 @@ public:
       void await_resume() const noexcept {}
     };
 
+    static void* operator new(std::size_t size) { return detail::allocate_frame(size); }
+    static void operator delete(void* frame, std::size_t size) noexcept {
+      detail::free_frame(frame, size);
+    }
     StepStream get_return_object() {
       return StepStream(std::coroutine_handle<promise_type>::from_promise(*this));
     }
