@@ -6,6 +6,7 @@
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "program_state.hpp"
 
 #include <array>
@@ -549,7 +550,7 @@ private:
   FlowNetwork flows_;
   LookaheadQueue<Event> events_{kWindow};
   std::vector<GpuRates> rates_;
-  std::vector<ProgramState> programs_;    // hot: what every step touches
+  std::vector<ProgramState, HugePageAllocator<ProgramState>> programs_; // hot: every step
   std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/topology.hpp"
 
 #include <array>
@@ -130,7 +131,7 @@ private:
   };
   static_assert(sizeof(LinkState) == 64);
   std::vector<LinkNode> link_nodes_;
-  std::vector<LinkState> links_;
+  std::vector<LinkState, HugePageAllocator<LinkState>> links_;
   std::vector<topo::LinkId> dirty_links_;
   std::uint32_t epoch_ = 0;
   std::size_t active_count_ = 0;
