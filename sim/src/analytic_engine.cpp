@@ -567,6 +567,10 @@ private:
 
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options) {
+  if (options.try_dependency_order && !options.record_steps)
+    if (std::optional<CollectiveTiming> timing =
+            simulate_dependency_order(topology, router, schedule, options))
+      return *std::move(timing);
   return AnalyticRun(topology, router, schedule, options).run();
 }
 

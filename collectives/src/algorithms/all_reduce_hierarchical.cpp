@@ -59,12 +59,20 @@ struct BlockOrder {
     if (!straddles(h)) return s == 0 ? std::pair{begin(h), begin(h + 1)} : std::pair{0, 0};
     return s == 0 ? std::pair{begin(h), wrap} : std::pair{wrap, begin(h + 1)};
   }
-  // Units before the one holding index i (per chunk).
+  // The one group that straddles the wrap, or K if none does. Only the group holding index
+  // `wrap` can, and it does unless `wrap` is its first index.
+  int straddling() const {
+    if (wrap >= N) return K;
+    const int h = group_of(wrap);
+    return begin(h) < wrap ? h : K;
+  }
+  // Units before the one holding index i (per chunk): one per earlier group, plus one for an
+  // earlier straddling group's second unit, plus one if i is in the second unit of its own.
+  // O(1): the leaders' ring asks it at every step.
   int ordinal(int i) const {
     const int h = group_of(i);
-    int before = h;
-    for (int g = 0; g < h && before == h; ++g) before += straddles(g) ? 1 : 0; // at most one
-    return before + (straddles(h) && i >= wrap ? 1 : 0);
+    const int split = straddling();
+    return h + (split < h ? 1 : 0) + (split == h && i >= wrap ? 1 : 0);
   }
   int units() const { return ordinal(N - 1) + 1; }
   // The blocks [lo, hi) of indices [a, b), which do not straddle the wrap.

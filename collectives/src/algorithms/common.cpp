@@ -34,53 +34,6 @@ ElementRange parts_span(std::uint64_t total, std::uint64_t parts, std::uint64_t 
   return {begin(a), begin(b)};
 }
 
-Step send_step(int peer, BufferRange src) {
-  Step step;
-  step.kind = StepKind::send;
-  step.peer = peer;
-  step.src = src;
-  step.bytes = src.bytes;
-  return step;
-}
-
-Step recv_step(int peer, BufferRange dst) {
-  Step step;
-  step.kind = StepKind::recv;
-  step.peer = peer;
-  step.dst = dst;
-  step.bytes = dst.bytes;
-  return step;
-}
-
-Step recv_reduce_step(int peer, BufferRange src, BufferRange dst) {
-  Step step;
-  step.kind = StepKind::recv_reduce;
-  step.peer = peer;
-  step.src = src;
-  step.dst = dst;
-  step.bytes = dst.bytes;
-  return step;
-}
-
-Step copy_step(BufferRange src, BufferRange dst) {
-  Step step;
-  step.kind = StepKind::copy;
-  step.src = src;
-  step.dst = dst;
-  step.bytes = dst.bytes;
-  return step;
-}
-
-Step scale_step(BufferRange range, double factor) {
-  Step step;
-  step.kind = StepKind::scale;
-  step.src = range;
-  step.dst = range;
-  step.bytes = range.bytes;
-  step.param = factor;
-  return step;
-}
-
 int log2_floor(int x) {
   return std::bit_width(static_cast<unsigned>(x)) - 1;
 }

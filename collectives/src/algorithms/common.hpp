@@ -59,16 +59,60 @@ ElementRange shift(ElementRange range, std::uint64_t origin);
 // [begin of part a, begin of part b) when `total` is split into `parts` parts (a <= b <= parts).
 ElementRange parts_span(std::uint64_t total, std::uint64_t parts, std::uint64_t a, std::uint64_t b);
 
-Step send_step(int peer, BufferRange src);
-Step recv_step(int peer, BufferRange dst);
-Step recv_reduce_step(int peer, BufferRange src, BufferRange dst); // dst = src (op) incoming
-Step copy_step(BufferRange src, BufferRange dst);
+// The steps every generator emits. Inline: they run once per step, and out of line each
+// BufferRange went through the coroutine frame and the stack (a store-forwarding stall per copy).
+inline Step send_step(int peer, BufferRange src) {
+  Step step;
+  step.kind = StepKind::send;
+  step.peer = peer;
+  step.src = src;
+  step.bytes = src.bytes;
+  return step;
+}
+
+inline Step recv_step(int peer, BufferRange dst) {
+  Step step;
+  step.kind = StepKind::recv;
+  step.peer = peer;
+  step.dst = dst;
+  step.bytes = dst.bytes;
+  return step;
+}
+
+inline Step recv_reduce_step(int peer, BufferRange src, BufferRange dst) {
+  Step step;
+  step.kind = StepKind::recv_reduce;
+  step.peer = peer;
+  step.src = src;
+  step.dst = dst;
+  step.bytes = dst.bytes;
+  return step;
+}
+
+inline Step copy_step(BufferRange src, BufferRange dst) {
+  Step step;
+  step.kind = StepKind::copy;
+  step.src = src;
+  step.dst = dst;
+  step.bytes = dst.bytes;
+  return step;
+}
+
+inline Step scale_step(BufferRange range, double factor) {
+  Step step;
+  step.kind = StepKind::scale;
+  step.src = range;
+  step.dst = range;
+  step.bytes = range.bytes;
+  step.param = factor;
+  return step;
+}
+
 // What a one-rank call does on this channel: copy its share of the input to the output.
 inline Step own_share_copy(const Shape& s) {
   const ElementRange share = s.channel_share(s.all());
   return copy_step(s.at(Buffer::input, share), s.at(Buffer::output, share));
 }
-Step scale_step(BufferRange range, double factor); // in place
 
 // Numbers the steps of one (rank, channel) program as they are emitted, and stamps the channel
 // and the deps on each:  co_yield prog.emit(send_step(...), last_recv);  then prog.last().

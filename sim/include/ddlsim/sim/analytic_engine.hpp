@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace ddlsim::sim {
@@ -26,6 +27,9 @@ struct AnalyticOptions {
   double copy_bytes_per_second = 0;   // 0 = from each GPU's model
   std::uint64_t seed = 1;             // ECMP path choice
   bool record_steps = false;          // fill CollectiveTiming::steps (for traces)
+  // Try the dependency-order evaluation first (simulate_dependency_order); false = always the
+  // event-driven one. Both give the same timing; tests compare them.
+  bool try_dependency_order = true;
   // Called every kProgressInterval completed steps with the simulated time and the steps done;
   // returning false stops the run early (CollectiveTiming::complete is then false).
   std::function<bool(Picoseconds simulated, std::uint64_t steps_done)> progress;
@@ -50,12 +54,28 @@ struct CollectiveTiming {
   std::uint64_t transfers = 0;
   std::uint64_t bytes_sent = 0;
   std::size_t peak_flows_per_link = 0;
-  std::vector<StepRecord> steps_recorded; // only with record_steps, in completion order
+  std::vector<StepRecord> steps_recorded;     // only with record_steps, in completion order
+  bool evaluated_in_dependency_order = false; // which evaluation produced it (same result)
 };
 
-// Rank r runs on topology.gpus()[r]. Throws InputError when the schedule has more ranks than the
-// topology has GPUs, and std::logic_error if the schedule deadlocks (a generator bug).
+// Rank r runs on topology.gpus()[r]. Tries simulate_dependency_order first (unless
+// options.record_steps, whose completion order is the event-driven engine's, or
+// !options.try_dependency_order) and runs the event-driven evaluation when it gives up. Throws
+// InputError when the schedule has more ranks than the topology has GPUs, and std::logic_error if
+// the schedule deadlocks (a generator bug).
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options);
+
+// The analytic engine's fast path: when no link ever carries two transfers at once, every
+// transfer moves at its path's bottleneck bandwidth throughout, so each step's times follow from
+// its dependencies alone and can be computed program by program, without an event queue or a
+// max-min solver. Returns exactly the timing of the event-driven evaluation, or std::nullopt as
+// soon as a link would carry two transfers at once (or byte intervals reach a link out of time
+// order, which its check cannot tell from sharing), at a cross-program wait, or when the
+// schedule cannot finish. Never fills steps_recorded.
+std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& topology,
+                                                          topo::Router& router,
+                                                          const coll::Schedule& schedule,
+                                                          const AnalyticOptions& options);
 
 } // namespace ddlsim::sim

@@ -1,0 +1,485 @@
+// Dependency-order evaluation: the analytic engine's fast path for schedules in which no link ever
+// carries two transfers at once (see simulate_dependency_order in analytic_engine.hpp).
+//
+// Why it is exact. Without link sharing every transfer moves at its path's bottleneck bandwidth
+// for its whole life, so every time the event-driven engine computes follows from dependencies
+// alone, with the same arithmetic:
+//  - a step starts at the later of the previous step's start and its deps' ends (rule 1 of
+//    step.hpp);
+//  - a transfer begins when both its send and its receive have started (rule 2); its bytes start
+//    after per-step overhead + path latency and take llround(bytes / bottleneck * 1e12) ps; a
+//    recv_reduce then reduces; the send and the receive both end then (rule 3);
+//  - a local step ends overhead + bytes / rate after its start; a compute step its duration after.
+// Those equations can be solved in any order that respects the dependencies. This one runs each
+// program as far as it can go and parks it, in a FIFO worklist, until the end time it waits for
+// is known: no event queue, no max-min solver, and programs visited in waves along the ring,
+// which keeps memory access close to sequential at 16k ranks.
+//
+// Link sharing is checked as transfers are timed: each link keeps the end of the latest byte
+// interval it carried. A transfer whose bytes would start before that end either shares the link
+// or merely arrived out of time order; this check cannot tell the two apart, so both make the
+// evaluation give up, and simulate_analytic runs the event-driven engine from the start. So does a
+// cross-program wait (training workloads), a schedule that cannot finish (the event-driven engine
+// then names the stuck step), and a program of more than 2^31 steps.
+#include "ddlsim/sim/analytic_engine.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/topologies/ecmp.hpp"
+#include "program_state.hpp"
+#include "ring_window.hpp"
+#include "shared_link_flows.hpp"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace ddlsim::sim {
+namespace {
+
+using coll::StepKind;
+
+constexpr Picoseconds kUnknown = -1; // an end time not known yet
+constexpr std::uint32_t kNotBlocked = 0xffffffffu;
+constexpr int kStepsPerVisit = 16;
+
+Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
+  return static_cast<Picoseconds>(
+      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+}
+
+// A started send or receive that has not met its partner yet, kept by the receiving program (as
+// in the event-driven engine, plus the start time the transfer needs).
+struct Posted {
+  std::uint64_t bytes = 0;
+  Picoseconds start = 0;
+  std::int32_t peer = 0;        // the sending rank (a send) or the rank received from (a receive)
+  std::uint32_t index : 31 = 0; // the send's step in its program, or the receive's in its own
+  std::uint32_t reduce : 1 = 0; // a recv_reduce
+};
+
+// First-in first-out per peer, which is rule 2's matching, with the usual single entry inline.
+struct PostedList {
+  std::uint32_t count = 0;
+  Posted first;
+  std::vector<Posted> rest;
+
+  void put(const Posted& posted) {
+    if (count++ == 0)
+      first = posted;
+    else
+      rest.push_back(posted);
+  }
+  bool take(std::int32_t peer, Posted& found) {
+    if (count == 0) return false;
+    if (first.peer == peer) {
+      found = first;
+      if (--count != 0) {
+        first = rest.front();
+        rest.erase(rest.begin());
+      }
+      return true;
+    }
+    for (auto it = rest.begin(); it != rest.end(); ++it) {
+      if (it->peer != peer) continue;
+      found = *it;
+      rest.erase(it);
+      --count;
+      return true;
+    }
+    return false;
+  }
+};
+
+// What the evaluation needs of the next step of a program.
+struct NextStep {
+  std::uint64_t bytes = 0; // a compute step's duration in picoseconds
+  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
+  std::int32_t peer = -1;
+  StepKind kind = StepKind::send;
+  std::uint8_t dep_count = 0;
+
+  // Field by field into place: building a temporary and copying it made the loads of the copy
+  // wait on the stores that built it (a store-forwarding stall), a fifth of the time on a ring.
+  void assign(const coll::Step& step) {
+    bytes = step.kind == StepKind::compute ? static_cast<std::uint64_t>(std::llround(step.param))
+                                           : step.bytes;
+    deps = step.deps;
+    peer = step.peer;
+    kind = step.kind;
+    dep_count = step.dep_count;
+  }
+};
+
+struct alignas(64) Program {
+  coll::StepStream stream;
+  NextStep pending;             // step base + ends.size(), when has_pending
+  Picoseconds last_start = 0;   // start of the latest started step
+  RingWindow<Picoseconds> ends; // end times of steps [base, base + size), kUnknown until known
+  std::uint32_t base = 0;       // steps before base ended by last_start: no later step waits
+  std::uint32_t blocked_on = kNotBlocked; // the step whose end the pending step needs
+  PostedList sends_in;                    // sends to this program that found no receive yet
+  PostedList receives;                    // receives of this program that found no send yet
+  // The path to the last peer sent to (rings send to one peer over and over).
+  const topo::Path* path = nullptr;
+  Picoseconds path_latency = 0;
+  double path_rate = 0;          // bottleneck bandwidth, bytes per second
+  std::uint8_t path_classes = 0; // bit per LinkClass of its links
+  std::int32_t path_peer = -1;
+  bool has_pending = false;
+  bool exhausted = false;
+  bool queued = false;
+
+  std::uint32_t next_index() const { return base + static_cast<std::uint32_t>(ends.size()); }
+  // Forgets the ends no later step can wait for: every later step starts at or after last_start.
+  void retire() {
+    while (!ends.empty() && ends.front() != kUnknown && ends.front() <= last_start) {
+      ends.pop_front();
+      ++base;
+    }
+  }
+};
+
+// The latest byte interval a link carried: [.., until], and whether one of zero length sits at
+// `until` (the event-driven engine has it on the link while it starts others at that instant).
+struct LinkUse {
+  Picoseconds until = std::numeric_limits<Picoseconds>::min();
+  bool zero_length_at_until = false;
+};
+
+class DependencyOrderRun {
+public:
+  // Transfers on links of the classes in `shared_classes` (a bit per topo::LinkClass) are timed
+  // event-driven, with sharing; all others must have their links to themselves.
+  DependencyOrderRun(const topo::Topology& topology, topo::Router& router,
+                     const coll::Schedule& schedule, const AnalyticOptions& options,
+                     std::uint8_t shared_classes)
+      : topology_(topology), router_(router), options_(options), shared_classes_(shared_classes),
+        links_(topology.link_count()), shared_(topology) {
+    const int ranks = schedule.ranks();
+    rates_ =
+        rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
+    channels_ = static_cast<std::uint32_t>(schedule.channels());
+    programs_.resize(static_cast<std::size_t>(ranks) * channels_);
+    for (int r = 0; r < ranks; ++r)
+      for (std::uint32_t c = 0; c < channels_; ++c)
+        programs_[program_of(r, static_cast<std::uint16_t>(c))].stream =
+            schedule.program(r, static_cast<int>(c));
+  }
+
+  std::uint8_t classes_to_share() const { return classes_to_share_; }
+
+  std::optional<CollectiveTiming> run() {
+    for (std::uint32_t p = 0; p < programs_.size(); ++p) enqueue(p);
+    auto done = [this](const detail::SharedTransfer& transfer, Picoseconds time) {
+      end(transfer.recv_program, transfer.recv_index, time);
+      end(transfer.send_program, transfer.send_index, time);
+    };
+    while (!gave_up_ && !stopped_) {
+      while (!worklist_.empty() && !gave_up_ && !stopped_) {
+        const std::uint32_t p = worklist_.front();
+        worklist_.pop_front();
+        prefetch_ahead();
+        programs_[p].queued = false;
+        advance(p);
+      }
+      // Every program waits for an end time from the shared links (or is finished): their next
+      // instant is final, since nothing can start before it any more.
+      if (gave_up_ || stopped_ || !shared_.advance(done)) break;
+    }
+    if (gave_up_) return std::nullopt;
+    if (stopped_) {
+      result_.complete = false;
+    } else {
+      for (const Program& program : programs_)
+        if (!finished(program)) return std::nullopt; // the event-driven engine names the step
+    }
+    result_.time = last_end_;
+    result_.peak_flows_per_link =
+        std::max(result_.peak_flows_per_link, shared_.peak_flows_per_link());
+    result_.evaluated_in_dependency_order = true;
+    return std::move(result_);
+  }
+
+private:
+  std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
+    return static_cast<std::uint32_t>(rank) * channels_ + channel;
+  }
+  std::int32_t rank_of(std::uint32_t p) const {
+    return static_cast<std::int32_t>(channels_ == 1 ? p : p / channels_);
+  }
+  std::uint16_t channel_of(std::uint32_t p) const {
+    return static_cast<std::uint16_t>(channels_ == 1 ? 0 : p % channels_);
+  }
+
+  // Prefetching: the worklist says which programs come next. At 16k ranks a program's state, its
+  // window of end times and its next buffered step are cache misses; fetching them a few
+  // programs ahead overlaps those misses. It changes nothing else.
+  static constexpr std::size_t kAheadState = 8, kAheadData = 4;
+  void prefetch_ahead() const {
+    if (worklist_.size() > kAheadState) {
+      const auto* state = reinterpret_cast<const char*>(&programs_[worklist_[kAheadState]]);
+      for (std::size_t line = 0; line < sizeof(Program); line += 64)
+        __builtin_prefetch(state + line, 1, 3);
+    }
+    if (worklist_.size() > kAheadData) {
+      const Program& program = programs_[worklist_[kAheadData]];
+      program.stream.prefetch();
+      if (!program.ends.empty()) __builtin_prefetch(&program.ends[0], 1, 3);
+    }
+  }
+
+  void enqueue(std::uint32_t p) {
+    Program& program = programs_[p];
+    if (program.queued) return;
+    program.queued = true;
+    worklist_.push_back(p);
+  }
+
+  static bool finished(const Program& program) {
+    if (!program.exhausted || program.has_pending) return false;
+    for (std::size_t i = 0; i < program.ends.size(); ++i)
+      if (program.ends[i] == kUnknown) return false;
+    return true;
+  }
+
+  // Makes the next step of program p pending; false at the end of its stream or on giving up.
+  bool pull(Program& program) {
+    if (program.exhausted) return false;
+    const coll::Step* step = program.stream.next();
+    if (step == nullptr) {
+      program.exhausted = true;
+      return false;
+    }
+    if (step->has_wait() || program.next_index() >= detail::kMaxProgramSteps) {
+      give_up(); // cross-program waits need time order; 2^31 steps: the engine's error
+      return false;
+    }
+    program.pending.assign(*step);
+    program.has_pending = true;
+    ++result_.steps;
+    return true;
+  }
+
+  // Starts program p's steps in order until one needs an end time that is not known yet.
+  void advance(std::uint32_t p) {
+    Program& program = programs_[p];
+    for (int budget = kStepsPerVisit; !gave_up_; --budget) {
+      if (budget == 0) {
+        enqueue(p);
+        return;
+      }
+      if (!program.has_pending && !pull(program)) return;
+      const NextStep& next = program.pending;
+      Picoseconds start = program.last_start;
+      for (std::uint8_t d = 0; d < next.dep_count; ++d) {
+        const std::uint32_t dep = next.deps[d];
+        if (dep < program.base) continue; // ended by last_start
+        const std::size_t offset = dep - program.base;
+        const Picoseconds end = offset < program.ends.size() ? program.ends[offset] : kUnknown;
+        if (end == kUnknown) {
+          program.blocked_on = dep;
+          return;
+        }
+        start = std::max(start, end);
+      }
+      const std::uint32_t index = program.next_index();
+      program.ends.push_back(kUnknown);
+      program.last_start = start;
+      program.has_pending = false;
+      // begin() never pulls from this program, so `next` stays valid through it.
+      begin(next, p, index, start);
+      program.retire();
+    }
+  }
+
+  void begin(const NextStep& step, std::uint32_t p, std::uint32_t index, Picoseconds start) {
+    const std::int32_t rank = rank_of(p);
+    const std::uint16_t channel = channel_of(p);
+    if (step.kind == StepKind::send) {
+      const std::uint32_t q = program_of(step.peer, channel);
+      Posted receive;
+      if (programs_[q].receives.take(rank, receive))
+        transfer(p, index, start, step.bytes, q, receive);
+      else
+        programs_[q].sends_in.put(Posted{step.bytes, start, rank, index, 0});
+    } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
+      const Posted receive{step.bytes, start, step.peer, index,
+                           step.kind == StepKind::recv_reduce ? 1u : 0u};
+      Posted send;
+      if (programs_[p].sends_in.take(step.peer, send))
+        transfer(program_of(send.peer, channel), send.index, send.start, send.bytes, p, receive);
+      else
+        programs_[p].receives.put(receive);
+    } else if (step.kind == StepKind::compute) {
+      end(p, index, start + static_cast<Picoseconds>(step.bytes));
+    } else {
+      const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
+      double rate = rates.codec_bytes_per_second;
+      if (step.kind == StepKind::reduce)
+        rate = rates.reduce_bytes_per_second;
+      else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
+        rate = rates.copy_bytes_per_second;
+      end(p, index, start + options_.per_step_overhead + duration(step.bytes, rate));
+    }
+  }
+
+  // The ECMP path of (sender, receiver, channel), chosen as the event-driven engine chooses it.
+  void choose_path(std::uint32_t p, Program& sender, std::int32_t receiver) {
+    const std::int32_t rank = rank_of(p);
+    const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(rank)];
+    const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver)];
+    const std::vector<topo::Path>& paths = router_.paths(src, dst);
+    if (paths.empty())
+      throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
+                                       topology_.vertex(dst).name);
+    sender.path_peer = receiver;
+    sender.path =
+        &paths[topo::ecmp_path_index(options_.seed, rank, receiver, channel_of(p), paths.size())];
+    sender.path_latency = 0;
+    sender.path_rate = std::numeric_limits<double>::infinity();
+    sender.path_classes = 0;
+    for (const topo::LinkId link : *sender.path) {
+      sender.path_latency += topology_.link(link).latency;
+      sender.path_rate =
+          std::min(sender.path_rate, topology_.link(link).bandwidth_bytes_per_second);
+      sender.path_classes |= class_bit(link);
+    }
+  }
+
+  // Times the transfer of send (program s, step s_index) to `receive` of program r.
+  void transfer(std::uint32_t s, std::uint32_t s_index, Picoseconds send_start,
+                std::uint64_t send_bytes, std::uint32_t r, const Posted& receive) {
+    Program& sender = programs_[s];
+    const std::int32_t receiver = rank_of(r);
+    if (sender.path_peer != receiver) choose_path(s, sender, receiver);
+    const Picoseconds bytes_start =
+        std::max(send_start, receive.start) + options_.per_step_overhead + sender.path_latency;
+    Picoseconds arrived = bytes_start;
+    const bool placed = send_bytes > 0 && !sender.path->empty();
+    if (placed && (sender.path_classes & shared_classes_) != 0) {
+      share(sender, s, s_index, send_bytes, r, receive, bytes_start);
+      return;
+    }
+    // As FlowNetwork: a flow with bytes and links moves at its bottleneck; others end at once.
+    if (placed) {
+      const double rate = sender.path_rate;
+      const double seconds = rate > 0 ? static_cast<double>(send_bytes) / rate : 0.0;
+      arrived = bytes_start + static_cast<Picoseconds>(std::llround(seconds * 1e12));
+      if (!claim_links(*sender.path, bytes_start, arrived)) return;
+      result_.peak_flows_per_link = 1;
+    }
+    Picoseconds done = arrived;
+    if (receive.reduce != 0)
+      done += duration(receive.bytes,
+                       rates_[static_cast<std::size_t>(receiver)].reduce_bytes_per_second);
+    ++result_.transfers;
+    result_.bytes_sent += send_bytes;
+    end(r, receive.index, done);
+    end(s, s_index, done);
+  }
+
+  // Records the byte interval [from, to] on every link of `path`; false (and gives up) if a link
+  // may carry another transfer at the same time. Touching is fine when the earlier interval has
+  // length: the event-driven engine removes a finished flow before it starts the flows of that
+  // instant. A zero-length one is still on the link then.
+  bool claim_links(const topo::Path& path, Picoseconds from, Picoseconds to) {
+    for (const topo::LinkId link : path) {
+      const LinkUse& use = links_[link];
+      if (from < use.until || (from == use.until && use.zero_length_at_until)) {
+        give_up(class_bit(link));
+        return false;
+      }
+    }
+    for (const topo::LinkId link : path) {
+      LinkUse& use = links_[link];
+      use.zero_length_at_until = from == to;
+      use.until = to;
+    }
+    return true;
+  }
+
+  // Hands a transfer on shared links to the event-driven part. Its path must lie wholly on
+  // shared links: a link outside them is claimed by transfers that assume they are alone.
+  void share(const Program& sender, std::uint32_t s, std::uint32_t s_index,
+             std::uint64_t send_bytes, std::uint32_t r, const Posted& receive,
+             Picoseconds bytes_start) {
+    if ((sender.path_classes & ~shared_classes_) != 0 || bytes_start < shared_.now()) {
+      give_up(sender.path_classes);
+      return;
+    }
+    const Picoseconds reduce_time =
+        receive.reduce != 0
+            ? duration(receive.bytes,
+                       rates_[static_cast<std::size_t>(rank_of(r))].reduce_bytes_per_second)
+            : 0;
+    shared_.add(detail::SharedTransfer{sender.path, send_bytes, receive.reduce != 0, reduce_time, s,
+                                       s_index, r, receive.index},
+                bytes_start);
+    ++result_.transfers;
+    result_.bytes_sent += send_bytes;
+  }
+
+  std::uint8_t class_bit(topo::LinkId link) const {
+    return static_cast<std::uint8_t>(1u << static_cast<unsigned>(topology_.link(link).link_class));
+  }
+  // Gives up; classes_to_share() says which link classes a new attempt should time with sharing
+  // (none when no attempt can succeed).
+  void give_up(std::uint8_t classes = 0) {
+    gave_up_ = true;
+    classes_to_share_ |= classes;
+  }
+
+  void end(std::uint32_t p, std::uint32_t index, Picoseconds time) {
+    Program& program = programs_[p];
+    program.ends[index - program.base] = time;
+    last_end_ = std::max(last_end_, time);
+    if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
+        !options_.progress(last_end_, steps_done_))
+      stopped_ = true;
+    if (program.blocked_on == index) {
+      program.blocked_on = kNotBlocked;
+      enqueue(p);
+    }
+    if (index == program.base) program.retire();
+  }
+
+  const topo::Topology& topology_;
+  topo::Router& router_;
+  const AnalyticOptions& options_;
+  std::uint8_t shared_classes_ = 0;
+  std::uint8_t classes_to_share_ = 0;
+  std::vector<LinkUse> links_;
+  detail::SharedLinkFlows shared_;
+  std::vector<GpuRates> rates_;
+  std::vector<Program> programs_;
+  RingWindow<std::uint32_t> worklist_;
+  std::uint32_t channels_ = 1;
+  Picoseconds last_end_ = 0;
+  std::uint64_t steps_done_ = 0;
+  bool gave_up_ = false;
+  bool stopped_ = false;
+  CollectiveTiming result_;
+};
+
+} // namespace
+
+std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& topology,
+                                                          topo::Router& router,
+                                                          const coll::Schedule& schedule,
+                                                          const AnalyticOptions& options) {
+  // First every transfer is assumed alone on its links; each attempt that finds sharing on a
+  // class of links times that class event-driven in the next, until one succeeds or no new
+  // class is named (cross-program waits, a schedule that cannot finish).
+  std::uint8_t shared_classes = 0;
+  while (true) {
+    DependencyOrderRun attempt(topology, router, schedule, options, shared_classes);
+    if (std::optional<CollectiveTiming> timing = attempt.run()) return timing;
+    const std::uint8_t more = attempt.classes_to_share();
+    if ((shared_classes | more) == shared_classes) return std::nullopt;
+    shared_classes |= more;
+  }
+}
+
+} // namespace ddlsim::sim

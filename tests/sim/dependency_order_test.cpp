@@ -1,0 +1,199 @@
+// The analytic engine's dependency-order evaluation (simulate_dependency_order) must give exactly
+// the event-driven evaluation's timing, both where every transfer has its links to itself and
+// where transfers share links (those are timed event-driven inside it), and must give up, so that
+// simulate_analytic falls back, on what it cannot order (cross-program waits).
+#include "two_streams.hpp"
+
+#include "ddlsim/collectives/algorithm.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "ddlsim/topologies/presets.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace ddlsim;
+using namespace ddlsim::sim;
+
+namespace {
+
+// p GPUs, one per node, on one switch, with links of `bytes_per_second`.
+topo::Topology star(int p, double bytes_per_second) {
+  topo::Topology t;
+  const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
+  for (int r = 0; r < p; ++r) {
+    const topo::VertexId gpu =
+        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
+    t.add_duplex_link(gpu, hub, bytes_per_second, 300'000 + 1'000 * r, topo::LinkClass::nic);
+    topo::Node node;
+    node.preset = "test";
+    node.gpu_model = "V100";
+    node.gpus = {gpu};
+    t.add_node(node);
+  }
+  return t;
+}
+
+// Two DGX-A100 servers (NVSwitch inside, four NICs each) under one switch.
+topo::Topology two_dgx() {
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({*topo::find_node_preset("dgx-a100"), 2});
+  spec.fabric.type = topo::FabricType::single_switch;
+  return topo::build_topology(spec);
+}
+
+// The call of `algorithm`, or nothing if the generator rejects it. Generators reject parameters
+// they do not use, so the ones that need group sizes, servers or a root get them on a retry.
+std::optional<coll::Schedule> make_schedule(const topo::Topology& topology, coll::Op op,
+                                            const coll::Algorithm& algorithm, int ranks,
+                                            std::uint64_t bytes, int chunks, int channels,
+                                            coll::CollectiveCall& call) {
+  call = coll::CollectiveCall{};
+  call.op = op;
+  call.ranks = ranks;
+  call.bytes = bytes;
+  call.algorithm = std::string(algorithm.name());
+  call.params.chunks = chunks;
+  call.params.channels = channels;
+  for (int r = 0; r < ranks; ++r)
+    call.node_of_rank.push_back(topology.vertex(topology.gpus()[std::size_t(r)]).node);
+  const bool rooted =
+      op == coll::Op::broadcast || op == coll::Op::reduce || op == coll::Op::send_recv;
+  if (rooted && ranks > 2) call.root = 1;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    coll::CollectiveCall tried = call;
+    if (attempt == 1 && ranks % 2 == 0) tried.params.group_sizes = {2, ranks / 2};
+    if (attempt == 2) tried.params.servers = ranks > 1 ? 2 : 1;
+    try {
+      coll::Schedule schedule = coll::Schedule::make(tried);
+      call = tried;
+      return schedule;
+    } catch (const InputError&) {}
+  }
+  return std::nullopt;
+}
+
+std::string describe(const coll::CollectiveCall& call) {
+  std::ostringstream out;
+  out << to_string(call.op) << ' ' << call.algorithm << " p=" << call.ranks
+      << " bytes=" << call.bytes << " chunks=" << call.params.chunks
+      << " channels=" << call.params.channels;
+  return out.str();
+}
+
+struct Tally {
+  int alone = 0;  // evaluated; no two transfers ever shared a link
+  int shared = 0; // evaluated; some did (timed event-driven inside)
+  int gave_up = 0;
+};
+
+// Both evaluations of `call`; fails unless dependency order either gives up or agrees exactly.
+void compare(const topo::Topology& topology, const coll::CollectiveCall& call,
+             const coll::Schedule& schedule, const AnalyticOptions& options, Tally& tally) {
+  topo::Router router(topology);
+  AnalyticOptions events_only = options;
+  events_only.try_dependency_order = false;
+  const CollectiveTiming events = simulate_analytic(topology, router, schedule, events_only);
+  const std::optional<CollectiveTiming> fast =
+      simulate_dependency_order(topology, router, schedule, options);
+  if (!fast) {
+    ++tally.gave_up;
+    return;
+  }
+  ++(fast->peak_flows_per_link > 1 ? tally.shared : tally.alone);
+  INFO(describe(call));
+  CHECK(fast->time == events.time);
+  CHECK(fast->steps == events.steps);
+  CHECK(fast->transfers == events.transfers);
+  CHECK(fast->bytes_sent == events.bytes_sent);
+  CHECK(fast->peak_flows_per_link == events.peak_flows_per_link);
+  CHECK(fast->complete);
+  CHECK(fast->evaluated_in_dependency_order);
+  CHECK_FALSE(events.evaluated_in_dependency_order);
+}
+
+void sweep(const topo::Topology& topology, const std::vector<int>& rank_counts,
+           const std::vector<std::uint64_t>& sizes, const AnalyticOptions& options, Tally& tally) {
+  for (coll::Op op :
+       {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather, coll::Op::broadcast,
+        coll::Op::reduce, coll::Op::all_to_all, coll::Op::send_recv})
+    for (const coll::Algorithm* algorithm : coll::algorithms_for(op))
+      for (int ranks : rank_counts)
+        for (std::uint64_t bytes : sizes)
+          for (int chunks : {1, 3})
+            for (int channels : {1, 2}) {
+              coll::CollectiveCall call;
+              if (const std::optional<coll::Schedule> schedule =
+                      make_schedule(topology, op, *algorithm, ranks, bytes, chunks, channels, call))
+                compare(topology, call, *schedule, options, tally);
+            }
+}
+
+// Every generator on `topology`: dependency order evaluates every call and agrees exactly, both
+// on calls whose transfers never share a link (rings, chains, pairwise exchanges) and on calls
+// whose transfers do (chunked and multi-channel rings, trees, direct all-to-all).
+void check_sweep(const topo::Topology& topology, const std::vector<int>& rank_counts,
+                 const std::vector<std::uint64_t>& sizes, const AnalyticOptions& options) {
+  Tally tally;
+  sweep(topology, rank_counts, sizes, options, tally);
+  INFO("alone " << tally.alone << ", shared " << tally.shared << ", gave up " << tally.gave_up);
+  CHECK(tally.gave_up == 0);
+  CHECK(tally.alone >= 50);
+  CHECK(tally.shared >= 50);
+}
+
+} // namespace
+
+TEST_CASE("dependency order gives the event-driven timing: uniform star, odd sizes") {
+  AnalyticOptions options;
+  options.per_step_overhead = 2'000'000;
+  check_sweep(star(16, 1.25e10), {1, 2, 3, 5, 8, 13, 16}, {0, 4, 4 * 4099, 1 << 20}, options);
+}
+
+TEST_CASE("dependency order gives the event-driven timing: two DGX-A100 servers") {
+  check_sweep(two_dgx(), {2, 8, 12, 16}, {4 * 4099, 1 << 22}, AnalyticOptions{});
+}
+
+TEST_CASE("dependency order gives the event-driven timing: zero-picosecond transfers") {
+  // 1e13 bytes/s: 4 bytes take 0.4 ps, which rounds to a zero-length interval on the links.
+  check_sweep(star(8, 1e13), {2, 3, 8}, {4, 8, 4 * 4099}, AnalyticOptions{});
+}
+
+TEST_CASE("dependency order: a flat ring has its links alone, direct all-to-all shares them") {
+  const topo::Topology topology = star(8, 1.25e10);
+  topo::Router router(topology);
+  coll::CollectiveCall ring;
+  ring.ranks = 8;
+  ring.bytes = 1 << 20;
+  ring.algorithm = "ring";
+  const std::optional<CollectiveTiming> alone =
+      simulate_dependency_order(topology, router, coll::Schedule::make(ring), AnalyticOptions{});
+  REQUIRE(alone.has_value());
+  CHECK(alone->peak_flows_per_link == 1);
+
+  // Every rank sends to all seven peers at once over its one link: seven flows share it, and the
+  // max-min shares come from the event-driven part, to the picosecond.
+  coll::CollectiveCall direct = ring;
+  direct.op = coll::Op::all_to_all;
+  direct.algorithm = "direct";
+  const coll::Schedule schedule = coll::Schedule::make(direct);
+  const std::optional<CollectiveTiming> shared =
+      simulate_dependency_order(topology, router, schedule, AnalyticOptions{});
+  REQUIRE(shared.has_value());
+  CHECK(shared->peak_flows_per_link == 7);
+  AnalyticOptions events_only;
+  events_only.try_dependency_order = false;
+  CHECK(shared->time == simulate_analytic(topology, router, schedule, events_only).time);
+}
+
+TEST_CASE("dependency order gives up on cross-program waits, and simulate_analytic falls back") {
+  const topo::Topology topology = star(2, 1.25e10);
+  topo::Router router(topology);
+  const coll::Schedule schedule = test::two_streams_schedule(true, 1 << 20);
+  CHECK_FALSE(simulate_dependency_order(topology, router, schedule, AnalyticOptions{}));
+  const CollectiveTiming timing = simulate_analytic(topology, router, schedule, AnalyticOptions{});
+  CHECK(timing.complete);
+  CHECK_FALSE(timing.evaluated_in_dependency_order);
+}
