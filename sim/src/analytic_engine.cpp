@@ -6,6 +6,7 @@
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "program_state.hpp"
 
 #include <array>
@@ -30,8 +31,8 @@ struct StepRef {
 };
 
 // Keeps what on_arrival needs (the receive's kind and rank) so that the arrival does not have to
-// load the receiving program's slot, a cache miss at 16k ranks.
-struct Transfer {
+// load the receiving program's slot, a cache miss at 16k ranks. One cache line.
+struct alignas(64) Transfer {
   StepRef send;
   StepRef recv;
   std::uint64_t bytes;
@@ -39,13 +40,20 @@ struct Transfer {
   std::uint64_t recv_bytes;
   std::int32_t recv_rank;
   bool recv_reduce;
+  // A lone transfer (FlowNetwork::reserve) started moving its bytes at byte_start; its
+  // lone_done event is valid while `generation` is the one it carries. The generation changes
+  // when the transfer is handed to the flow network (adopt) and when it is reserved again after
+  // its id is reused, so that a stale event is recognised.
+  std::uint32_t generation;
+  Picoseconds byte_start;
 };
+static_assert(sizeof(Transfer) == 64);
 
-enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done };
+enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done, lone_done };
 struct Event {
   EventKind kind;
   std::uint32_t a; // program (local_done) or transfer id
-  std::uint32_t b; // step index (local_done)
+  std::uint32_t b; // step index (local_done) or generation (lone_done)
 };
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
@@ -77,6 +85,7 @@ public:
     std::vector<std::uint64_t> finished;
     while (true) {
       flows_.update_rates(now_);
+      fill_window();
       const Picoseconds next_event = events_.empty() ? kNever : events_.next_time();
       const Picoseconds next = std::min(next_event, flows_.next_completion());
       if (next == kNever || stopped_) break;
@@ -86,15 +95,10 @@ public:
       pipelined(
           finished.size(), [&](std::size_t i, int level) { prefetch_arrival(finished[i], level); },
           [&](std::size_t i) { on_arrival(static_cast<std::uint32_t>(finished[i])); });
-      // Every event at now_ is taken out before any is handled, so that the memory they touch can
-      // be prefetched together. The order is the queue's: an event that handling adds at now_ has
-      // a later insertion number than all of the batch, so it would have come after them anyway.
-      while (!events_.empty() && events_.next_time() == now_) {
-        batch_.clear();
-        while (!events_.empty() && events_.next_time() == now_) batch_.push_back(events_.pop());
-        pipelined(
-            batch_.size(), [&](std::size_t i, int level) { prefetch_event(batch_[i], level); },
-            [&](std::size_t i) { handle(batch_[i]); });
+      while (next_event_at(now_)) {
+        const Event event = events_.pop();
+        advance_prefetch();
+        handle(event);
       }
     }
     if (stopped_) {
@@ -111,13 +115,21 @@ private:
   // Prefetching: at 16k ranks most of the time goes to cache misses on the programs and
   // transfers an instant's events touch, one after another. Prefetching them a fixed distance
   // ahead of the event being handled overlaps those misses; it changes nothing else.
-  static void prefetch(const void* address) { __builtin_prefetch(address, 1, 3); }
+  //
+  // The empty volatile asm is needed: GCC 12 takes a function whose only effect is
+  // __builtin_prefetch for one without side effects (ipa-pure-const) and deletes the calls to
+  // it, so the prefetches of a helper that is not inlined early silently vanish.
+  static void prefetch(const void* address) {
+    __builtin_prefetch(address, 1, 3);
+    asm volatile("");
+  }
   void prefetch_program(std::uint32_t p) {
     const auto* state = reinterpret_cast<const char*>(&programs_[p]);
     prefetch(state);
     prefetch(state + 64); // ProgramState is two cache lines
   }
-  // Three levels, each for the item a fixed distance ahead of the one being handled, so that
+  // The flow network's completions of an instant (shared flows) are prefetched as a batch:
+  // three levels, each for the item a fixed distance ahead of the one being handled, so that
   // a few dozen misses are in flight at once and what arrives is still in cache when used.
   static constexpr std::size_t kAhead1 = 24, kAhead2 = 16, kAhead3 = 8;
   // A completed step starts the next ones of its program, which pulls from its stream: the
@@ -137,23 +149,92 @@ private:
       prefetch_completion(transfer.send.program, level);
     }
   }
+  // Events are prefetched through the look-ahead window (LookaheadQueue): an event's memory is
+  // fetched in four dependent levels, each when the event reaches a fixed distance from the
+  // front, so that what a level reads has arrived by the time the next one needs it. An
+  // instant at 16k ranks has only a few events, so looking ahead across instants is what hides
+  // the misses of the next events while this one is handled.
+  static constexpr std::size_t kWindow = 16;
+  static constexpr std::array<std::size_t, 4> kLevelAt{kWindow - 1, 10, 6, 2};
   void prefetch_event(const Event& event, int level) {
-    if (event.kind == EventKind::local_done) {
-      prefetch_completion(event.a, level == 1 ? 2 : level);
+    switch (event.kind) {
+    case EventKind::local_done:
+      if (level == 1)
+        prefetch_program(event.a);
+      else if (level == 2)
+        programs_[event.a].stream.prefetch();
+      else if (level == 3)
+        prefetch_receiver(event.a);
+      return;
+    case EventKind::latency_done: {
+      const Transfer& transfer = transfers_[event.a];
+      if (level == 1)
+        prefetch(&transfer);
+      else if (level == 2)
+        prefetch(transfer.path);
+      else if (level == 3)
+        prefetch(transfer.path->data());
+      else
+        flows_.prefetch_path(*transfer.path);
       return;
     }
-    const Transfer& transfer = transfers_[event.a];
-    if (level == 1) {
-      prefetch(&transfer);
-    } else if (event.kind == EventKind::reduce_done) {
-      prefetch_completion(transfer.recv.program, level);
-      prefetch_completion(transfer.send.program, level);
-    } else if (level == 2) {
-      prefetch(transfer.path->data());
-    } else {
-      flows_.prefetch_path(*transfer.path);
+    case EventKind::reduce_done:
+    case EventKind::lone_done: {
+      const Transfer& transfer = transfers_[event.a];
+      if (level == 1) {
+        prefetch(&transfer);
+      } else if (level == 2) {
+        prefetch_program(transfer.recv.program);
+        prefetch_program(transfer.send.program);
+      } else if (level == 3) {
+        programs_[transfer.recv.program].stream.prefetch();
+        programs_[transfer.send.program].stream.prefetch();
+      } else {
+        prefetch_receiver(transfer.recv.program);
+        prefetch_receiver(transfer.send.program);
+      }
+      return;
+    }
     }
   }
+  // A completion in program p usually starts its pending step; if that is a send, its
+  // receiver's state (the waiting receives, on its first line) is read next.
+  void prefetch_receiver(std::uint32_t p) {
+    const ProgramState& program = programs_[p];
+    if (program.has_pending && program.pending.kind == StepKind::send)
+      prefetch(&programs_[program_of(program.pending.peer, channel_of(p))]);
+  }
+  // Tops the window up, starting the prefetch of the events that entered it.
+  void fill_window() {
+    const std::size_t added = events_.fill();
+    const std::size_t size = events_.window_size();
+    for (std::size_t i = size - added; i < size; ++i) entered_window(i);
+  }
+  // Event `index` of the window has just entered it: every level due at its distance or later.
+  void entered_window(std::size_t index) {
+    const Event& event = events_.at(index).payload;
+    for (std::size_t level = 0; level < kLevelAt.size(); ++level)
+      if (level == 0 || index <= kLevelAt[level])
+        prefetch_event(event, static_cast<int>(level + 1));
+  }
+  // The window moved up by one: the events now at each level's distance get that level.
+  void advance_prefetch() {
+    fill_window();
+    const std::size_t size = events_.window_size();
+    for (std::size_t level = 1; level < kLevelAt.size(); ++level)
+      if (kLevelAt[level] < size)
+        prefetch_event(events_.at(kLevelAt[level]).payload, static_cast<int>(level + 1));
+  }
+  // Whether the next event is at `time` (the window is topped up first).
+  bool next_event_at(Picoseconds time) {
+    fill_window();
+    return !events_.empty() && events_.next_time() == time;
+  }
+  void schedule(Picoseconds time, const Event& event) {
+    const std::size_t index = events_.push(time, event);
+    if (index < events_.window_size()) entered_window(index);
+  }
+
   // Calls handle(i) for i in [0, n) in order while prefetching ahead with prefetch_at(i, level).
   template <typename Prefetch, typename Handle>
   static void pipelined(std::size_t n, Prefetch&& prefetch_at, Handle&& handle) {
@@ -299,8 +380,7 @@ private:
             Waiting{step.bytes, step.peer, index, reduce ? 1u : 0u});
     } else if (step.kind == StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
-      events_.push(now_ + static_cast<Picoseconds>(step.bytes),
-                   Event{EventKind::local_done, p, index});
+      schedule(now_ + static_cast<Picoseconds>(step.bytes), Event{EventKind::local_done, p, index});
     } else {
       const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
       double rate = rates.codec_bytes_per_second;
@@ -308,8 +388,8 @@ private:
         rate = rates.reduce_bytes_per_second;
       else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
         rate = rates.copy_bytes_per_second;
-      events_.push(now_ + options_.per_step_overhead + duration(step.bytes, rate),
-                   Event{EventKind::local_done, p, index});
+      schedule(now_ + options_.per_step_overhead + duration(step.bytes, rate),
+               Event{EventKind::local_done, p, index});
     }
   }
 
@@ -345,11 +425,17 @@ private:
       id = free_transfers_.back();
       free_transfers_.pop_back();
     }
-    transfers_[id] =
-        Transfer{send, receive, send_bytes, &path, receive_bytes, receiver, receive_reduce};
+    Transfer& transfer = transfers_[id];
+    transfer.send = send;
+    transfer.recv = receive;
+    transfer.bytes = send_bytes;
+    transfer.path = &path;
+    transfer.recv_bytes = receive_bytes;
+    transfer.recv_rank = receiver;
+    transfer.recv_reduce = receive_reduce;
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
-    events_.push(now_ + latency, Event{EventKind::latency_done, id, 0});
+    schedule(now_ + latency, Event{EventKind::latency_done, id, 0});
   }
 
   // The bytes of a transfer have all arrived: a plain receive is done; a recv_reduce now reduces.
@@ -358,8 +444,7 @@ private:
     if (transfer.recv_reduce) {
       const double rate =
           rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second;
-      events_.push(now_ + duration(transfer.recv_bytes, rate),
-                   Event{EventKind::reduce_done, id, 0});
+      schedule(now_ + duration(transfer.recv_bytes, rate), Event{EventKind::reduce_done, id, 0});
       return;
     }
     finish_transfer(id);
@@ -377,15 +462,44 @@ private:
     case EventKind::local_done:
       complete(StepRef{event.a, event.b});
       break;
-    case EventKind::latency_done: {
-      const Transfer& transfer = transfers_[event.a];
-      flows_.start(*transfer.path, static_cast<double>(transfer.bytes), event.a, now_);
+    case EventKind::latency_done:
+      start_bytes(event.a);
       break;
-    }
     case EventKind::reduce_done:
       finish_transfer(event.a);
       break;
+    case EventKind::lone_done:
+      // Stale if the transfer was handed to the flow network after this event was pushed.
+      if (transfers_[event.a].generation == event.b) finish_transfer(event.a);
+      break;
     }
+  }
+
+  // The latency of transfer `id` is over: its bytes start to move. Alone on its links, it is
+  // reserved and its end (arrival, and for a recv_reduce the reduction too) is one event;
+  // otherwise the reserved transfers it overlaps are handed to the flow network first.
+  void start_bytes(std::uint32_t id) {
+    Transfer& transfer = transfers_[id];
+    const double bytes = static_cast<double>(transfer.bytes);
+    overlapped_.clear();
+    const Picoseconds finish = flows_.reserve(*transfer.path, bytes, id, now_, overlapped_);
+    if (finish != std::numeric_limits<Picoseconds>::max()) {
+      transfer.byte_start = now_;
+      const std::uint32_t generation = ++transfer.generation;
+      Picoseconds done = finish;
+      if (transfer.recv_reduce)
+        done +=
+            duration(transfer.recv_bytes,
+                     rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second);
+      schedule(done, Event{EventKind::lone_done, id, generation});
+      return;
+    }
+    for (const std::uint64_t tag : overlapped_) {
+      Transfer& reserved = transfers_[tag];
+      ++reserved.generation;
+      flows_.adopt(*reserved.path, static_cast<double>(reserved.bytes), tag, reserved.byte_start);
+    }
+    flows_.start(*transfer.path, bytes, id, now_);
   }
 
   void complete(StepRef ref) {
@@ -434,13 +548,13 @@ private:
   topo::Router& router_;
   const AnalyticOptions& options_;
   FlowNetwork flows_;
-  EventQueue<Event> events_;
+  LookaheadQueue<Event> events_{kWindow};
   std::vector<GpuRates> rates_;
-  std::vector<ProgramState> programs_;    // hot: what every step touches
+  std::vector<ProgramState, HugePageAllocator<ProgramState>> programs_; // hot: every step
   std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
-  std::vector<Event> batch_;
+  std::vector<std::uint64_t> overlapped_; // scratch for start_bytes
   std::uint32_t channels_ = 1;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;

@@ -28,8 +28,8 @@ const std::vector<double>& FlowNetwork::bytes_per_link() const {
   return bytes_per_link_;
 }
 
-FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
-                          Picoseconds now) {
+FlowId FlowNetwork::new_flow(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+                             Picoseconds now) {
   FlowId id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();
@@ -50,11 +50,12 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
   flow.mark = 0;
   flow.frozen_mark = 0;
   ++active_count_;
-  if (bytes <= 0 || path.empty()) {
-    // Nothing to share: it finishes at once.
-    push_finish(now, id);
-    return id;
-  }
+  return id;
+}
+
+void FlowNetwork::place(FlowId id, double bytes, bool count_bytes) {
+  Flow& flow = flows_[id];
+  const std::vector<topo::LinkId>& path = *flow.path;
   if (flow.node_cap < path.size()) {
     // Node blocks only grow with their flow id, so the total stays bounded.
     flow.node_base = static_cast<std::uint32_t>(link_nodes_.size());
@@ -72,13 +73,69 @@ FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, s
     ++node;
     const std::size_t count = ++state.count;
     peak_flows_per_link_ = std::max(peak_flows_per_link_, count);
-    state.bytes += bytes;
+    if (count_bytes) state.bytes += bytes;
   }
+}
+
+FlowId FlowNetwork::start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+                          Picoseconds now) {
+  const FlowId id = new_flow(path, bytes, tag, now);
+  if (bytes <= 0 || path.empty()) {
+    // Nothing to share: it finishes at once.
+    push_finish(now, id);
+    return id;
+  }
+  place(id, bytes, true);
   // One link is enough: the component search from it reaches this flow and every flow that
   // shares any of its links.
   dirty_links_.push_back(path.front());
-  flow.finish = kNever;
+  flows_[id].finish = kNever;
   return id;
+}
+
+Picoseconds FlowNetwork::reserve(const std::vector<topo::LinkId>& path, double bytes,
+                                 std::uint64_t tag, Picoseconds now,
+                                 std::vector<std::uint64_t>& overlapped) {
+  if (bytes <= 0 || path.empty()) return kNever;
+  bool free = true;
+  double rate = std::numeric_limits<double>::infinity();
+  for (topo::LinkId link : path) {
+    const LinkState& state = links_[link];
+    if (state.reserved_until > now) {
+      free = false;
+      if (std::find(overlapped.begin(), overlapped.end(), state.reserved_tag) == overlapped.end())
+        overlapped.push_back(state.reserved_tag);
+    }
+    if (state.count != 0) free = false;
+    rate = std::min(rate, state.bandwidth);
+  }
+  if (!free || !(rate > 0)) return kNever;
+  // The finish that start(), update_rates() (rate_if_alone) and schedule_finish() would give it.
+  const Picoseconds finish = finish_time(now, bytes, rate);
+  for (topo::LinkId link : path) {
+    LinkState& state = links_[link];
+    state.reserved_until = finish;
+    state.reserved_tag = tag;
+    state.bytes += bytes;
+  }
+  peak_flows_per_link_ = std::max<std::size_t>(peak_flows_per_link_, 1);
+  return finish;
+}
+
+void FlowNetwork::adopt(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+                        Picoseconds start) {
+  const FlowId id = new_flow(path, bytes, tag, start);
+  double rate = std::numeric_limits<double>::infinity();
+  for (topo::LinkId link : path) {
+    LinkState& state = links_[link];
+    rate = std::min(rate, state.bandwidth);
+    if (state.reserved_tag == tag) state.reserved_until = 0;
+  }
+  place(id, bytes, false);
+  Flow& flow = flows_[id];
+  flow.rate = rate;
+  flow.finish = finish_time(start, bytes, rate);
+  push_finish(flow.finish, id);
 }
 
 void FlowNetwork::settle(Flow& flow, Picoseconds now) {
@@ -89,10 +146,14 @@ void FlowNetwork::settle(Flow& flow, Picoseconds now) {
   flow.updated = now;
 }
 
+Picoseconds FlowNetwork::finish_time(Picoseconds now, double remaining, double rate) {
+  const double seconds = rate > 0 ? remaining / rate : 0.0;
+  return now + static_cast<Picoseconds>(std::llround(seconds * 1e12));
+}
+
 void FlowNetwork::schedule_finish(FlowId id, Picoseconds now) {
   Flow& flow = flows_[id];
-  const double seconds = flow.rate > 0 ? flow.remaining / flow.rate : 0.0;
-  flow.finish = now + static_cast<Picoseconds>(std::llround(seconds * 1e12));
+  flow.finish = finish_time(now, flow.remaining, flow.rate);
   push_finish(flow.finish, id);
 }
 
@@ -243,6 +304,7 @@ void FlowNetwork::prefetch_leaving(const std::vector<FlowId>& ids) const {
     __builtin_prefetch(&link_nodes_[flow.node_base], 0, 3);
     prefetch_path(*flow.path);
   }
+  asm volatile(""); // as in prefetch_path
 }
 
 void FlowNetwork::collect_finished(Picoseconds now, std::vector<std::uint64_t>& finished) {

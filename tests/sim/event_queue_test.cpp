@@ -56,3 +56,41 @@ TEST_CASE("an empty queue reports empty and a drained time can be used again") {
   CHECK(queue.pop() == 2);
   CHECK(queue.size() == 0);
 }
+
+TEST_CASE("a look-ahead queue pops in exactly the event queue's order") {
+  // Events pushed while popping land before, inside and after the window; the order must be
+  // (time, insertion) all the same, and the window must show the next events in that order.
+  std::mt19937_64 random(11);
+  LookaheadQueue<int> lookahead(4);
+  EventQueue<int> plain;
+  int next_id = 0;
+  auto push = [&](Picoseconds time) {
+    lookahead.push(time, next_id);
+    plain.push(time, next_id);
+    ++next_id;
+  };
+  for (int i = 0; i < 500; ++i) push(static_cast<Picoseconds>(random() % 1000)); // with ties
+  std::size_t pops = 0, inside = 0;
+  while (true) {
+    lookahead.fill();
+    if (lookahead.empty()) break;
+    REQUIRE(!plain.empty());
+    // The window holds the next events: the first is the plain queue's next.
+    const Picoseconds now = lookahead.next_time();
+    CHECK(now == plain.next_time());
+    for (std::size_t i = 1; i < lookahead.window_size(); ++i)
+      CHECK(lookahead.at(i - 1).time <= lookahead.at(i).time);
+    CHECK(lookahead.pop() == plain.pop());
+    ++pops;
+    if (next_id < 3000 && random() % 2 == 0) {
+      const std::size_t size = lookahead.window_size();
+      const Picoseconds time = now + static_cast<Picoseconds>(random() % 20);
+      if (lookahead.push(time, next_id) < size) ++inside;
+      plain.push(time, next_id);
+      ++next_id;
+    }
+  }
+  CHECK(plain.empty());
+  CHECK(pops == static_cast<std::size_t>(next_id));
+  CHECK(inside > 50); // the case that matters was exercised
+}

@@ -20,11 +20,19 @@
 
 #include <array>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <utility>
 
 namespace ddlsim::coll {
+
+namespace detail {
+// Where generators' coroutine frames live (frame_arena.cpp): packed into huge-page chunks, so
+// that an executor resuming thousands of generators misses the translation buffer less.
+void* allocate_frame(std::size_t size);
+void free_frame(void* frame, std::size_t size) noexcept;
+} // namespace detail
 
 class StepStream {
 public:
@@ -43,6 +51,10 @@ public:
       void await_resume() const noexcept {}
     };
 
+    static void* operator new(std::size_t size) { return detail::allocate_frame(size); }
+    static void operator delete(void* frame, std::size_t size) noexcept {
+      detail::free_frame(frame, size);
+    }
     StepStream get_return_object() {
       return StepStream(std::coroutine_handle<promise_type>::from_promise(*this));
     }
@@ -113,6 +125,7 @@ public:
     const promise_type& promise = handle_.promise();
     if (read_ == count_) {
       __builtin_prefetch(&promise, 0, 3);
+      asm volatile(""); // see below
       return;
     }
     const auto* first = reinterpret_cast<const char*>(&promise.buffer[std::size_t(read_)]);
@@ -120,6 +133,9 @@ public:
     const auto* end = first + ahead * sizeof(Step);
     for (const char* line = first; line < end; line += 64) __builtin_prefetch(line, 0, 3);
     __builtin_prefetch(end - 1, 0, 3);
+    // Without a visible effect GCC 12 may take this function for one without side effects and
+    // delete the calls to it (ipa-pure-const); the empty volatile asm keeps them.
+    asm volatile("");
   }
 
 private:

@@ -92,4 +92,72 @@ private:
   std::size_t size_ = 0;
 };
 
+// LookaheadQueue: an EventQueue whose next few events are taken out ahead of time into a short
+// window, in the same (time, insertion) order, so that an engine can see (and prefetch the
+// memory of) the events it will handle next, across instants. An event pushed earlier than the
+// window's last one is inserted into the window after the window's events of its time or
+// earlier; any other goes to the queue, every event of which comes after the whole window. Pop
+// order is therefore exactly the EventQueue's.
+template <typename Payload> class LookaheadQueue {
+public:
+  struct Entry {
+    Picoseconds time;
+    Payload payload;
+  };
+
+  // Keeps up to `depth` events in the window.
+  explicit LookaheadQueue(std::size_t depth) : depth_(depth) {}
+
+  // Returns the window index the event went to, or window_size() if it went to the queue.
+  std::size_t push(Picoseconds time, const Payload& payload) {
+    const std::size_t size = window_size();
+    if (size == 0 || time >= window_[window_.size() - 1].time) {
+      queue_.push(time, payload);
+      return size;
+    }
+    // After every window event of its time or earlier: it is newer than all of them.
+    const auto first = window_.begin() + static_cast<std::ptrdiff_t>(head_);
+    const auto at =
+        std::upper_bound(first, window_.end(), time,
+                         [](Picoseconds t, const Entry& entry) { return t < entry.time; });
+    const auto index = static_cast<std::size_t>(at - first);
+    window_.insert(at, Entry{time, payload});
+    return index;
+  }
+  bool empty() const { return window_size() == 0 && queue_.empty(); }
+  // Moves events from the queue into the window until it holds `depth` (or the queue is
+  // empty); returns how many came, which are the last ones of the window.
+  std::size_t fill() {
+    std::size_t added = 0;
+    while (window_size() < depth_ && !queue_.empty()) {
+      const Picoseconds time = queue_.next_time();
+      window_.push_back(Entry{time, queue_.pop()});
+      ++added;
+    }
+    return added;
+  }
+  // The window: the next events in order (index 0 is next). Call fill() first.
+  std::size_t window_size() const { return window_.size() - head_; }
+  const Entry& at(std::size_t index) const { return window_[head_ + index]; }
+  Picoseconds next_time() const { return at(0).time; } // after fill(), when not empty
+  Payload pop() {
+    const Payload payload = window_[head_++].payload;
+    if (head_ == window_.size()) {
+      window_.clear();
+      head_ = 0;
+    } else if (head_ >= kCompactAfter) {
+      window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return payload;
+  }
+
+private:
+  static constexpr std::size_t kCompactAfter = 64;
+  std::size_t depth_;
+  EventQueue<Payload> queue_;
+  std::vector<Entry> window_; // entries [head_, end) are the window
+  std::size_t head_ = 0;
+};
+
 } // namespace ddlsim::sim

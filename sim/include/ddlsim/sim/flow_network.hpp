@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/topology.hpp"
 
 #include <array>
@@ -26,6 +27,28 @@ public:
   FlowId start(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
                Picoseconds now);
 
+  // Lone flows. In large schedules nearly every flow has each link of its path to itself from
+  // its start to its finish, and then its finish is known when it starts: its bytes at the
+  // bottleneck bandwidth, exactly as start() would compute it. reserve() starts such a flow
+  // outside the network: it only marks its links busy until that finish, which it returns, and
+  // collect_finished() never reports it. A flow that wants one of those links before then (in
+  // reserve() or start()) overlaps it; the caller must first hand the reserved flow in with
+  // adopt(), which gives the network exactly the state start() would have left it in, and the
+  // network then reports it like any other flow.
+  //
+  // If `bytes` > 0 and every link of `path` is free (no flow on it, no live reservation),
+  // reserves them for a flow tagged `tag` starting its transfer now and returns its finish.
+  // Otherwise reserves nothing, returns INT64_MAX and appends to `overlapped` the tags of the
+  // live reservations on `path`, each once: adopt() those before starting the flow with start().
+  Picoseconds reserve(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+                      Picoseconds now, std::vector<std::uint64_t>& overlapped);
+  // Takes in the flow that reserve() reserved at `start` with these arguments, whose reservation
+  // is still live, as if start() had started it then and it had been alone since: `bytes` left
+  // as of `start`, the bottleneck rate, the same finish. A start() of the flow that overlapped
+  // it must follow at the same instant (it marks their links for recomputation).
+  void adopt(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+             Picoseconds start);
+
   // Recomputes the rates of flows touched since the last call and returns the earliest time at
   // which some flow may finish (INT64_MAX when none is active).
   void update_rates(Picoseconds now);
@@ -38,6 +61,9 @@ public:
   // A hint only: brings the state of `path`'s links into cache before a start() on it.
   void prefetch_path(const std::vector<topo::LinkId>& path) const {
     for (topo::LinkId link : path) __builtin_prefetch(&links_[link], 1, 3);
+    // Without a visible effect GCC 12 may take this function for one without side effects and
+    // delete the calls to it (ipa-pure-const); the empty volatile asm keeps them.
+    asm volatile("");
   }
 
   std::size_t active_flows() const { return active_count_; }
@@ -71,6 +97,10 @@ private:
   };
   static constexpr std::uint32_t kNil = 0xffffffffu;
 
+  FlowId new_flow(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
+                  Picoseconds now);
+  // Puts flow `id` on the lists of its path's links (count, peak, and its bytes if `count_bytes`).
+  void place(FlowId id, double bytes, bool count_bytes);
   void settle(Flow& flow, Picoseconds now);
   // The rate of the flow on `seed` if it is the only flow on each of its links; false (and
   // nothing changed) otherwise.
@@ -78,6 +108,8 @@ private:
   void recompute_component(topo::LinkId seed, Picoseconds now);
   // A hint only: brings the flows `ids`, their list nodes and links into cache before they leave.
   void prefetch_leaving(const std::vector<FlowId>& ids) const;
+  // When a flow with `remaining` bytes at `now` finishes at `rate`: the one formula for it.
+  static Picoseconds finish_time(Picoseconds now, double remaining, double rate);
   void schedule_finish(FlowId id, Picoseconds now);
 
   const topo::Topology& topology_;
@@ -93,9 +125,13 @@ private:
     double capacity_left = 0;   // progressive filling: bandwidth not yet given out
     double bandwidth = 0;       // bytes per second
     double bytes = 0;           // bytes carried
+    // A lone flow's reservation (see reserve()), live while reserved_until > now.
+    Picoseconds reserved_until = 0;
+    std::uint64_t reserved_tag = 0;
   };
+  static_assert(sizeof(LinkState) == 64);
   std::vector<LinkNode> link_nodes_;
-  std::vector<LinkState> links_;
+  std::vector<LinkState, HugePageAllocator<LinkState>> links_;
   std::vector<topo::LinkId> dirty_links_;
   std::uint32_t epoch_ = 0;
   std::size_t active_count_ = 0;
