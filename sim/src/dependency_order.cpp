@@ -25,6 +25,7 @@
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
 #include "program_state.hpp"
 #include "ring_window.hpp"
@@ -469,10 +470,10 @@ private:
   const AnalyticOptions& options_;
   std::uint8_t shared_classes_ = 0;
   std::uint8_t classes_to_share_ = 0;
-  std::vector<LinkUse> links_;
+  std::vector<LinkUse, HugePageAllocator<LinkUse>> links_;
   detail::SharedLinkFlows shared_;
   std::vector<GpuRates> rates_;
-  std::vector<Program> programs_;         // hot: what every visit touches
+  std::vector<Program, HugePageAllocator<Program>> programs_; // hot: what every visit touches
   std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
   RingWindow<std::uint32_t> worklist_;
   std::uint32_t channels_ = 1;

@@ -3,6 +3,7 @@
 // where transfers share links (those are timed event-driven inside it), and must give up, so that
 // simulate_analytic falls back, on what it cannot order (cross-program waits).
 #include "two_streams.hpp"
+#include "uniform_star.hpp"
 
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/input_error.hpp"
@@ -19,20 +20,12 @@ using namespace ddlsim::sim;
 
 namespace {
 
-// p GPUs, one per node, on one switch, with links of `bytes_per_second`.
+// p GPUs, one per node, on one switch, with links of `bytes_per_second` whose latencies differ
+// from rank to rank (so that transfers of one round do not all end at the same instant).
 topo::Topology star(int p, double bytes_per_second) {
   topo::Topology t;
   const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
-  for (int r = 0; r < p; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, hub, bytes_per_second, 300'000 + 1'000 * r, topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
+  for (int r = 0; r < p; ++r) test::add_gpu_node(t, r, hub, bytes_per_second, 300'000 + 1'000 * r);
   return t;
 }
 
