@@ -29,11 +29,23 @@ topo::Topology star(int p, double bytes_per_second) {
   return t;
 }
 
-// Two DGX-A100 servers (NVSwitch inside, four NICs each) under one switch.
+// Two DGX-A100 servers (NVSwitch inside, eight NICs each) under one switch.
 topo::Topology two_dgx() {
   topo::ClusterSpec spec;
   spec.node_groups.push_back({*topo::find_node_preset("dgx-a100"), 2});
   spec.fabric.type = topo::FabricType::single_switch;
+  return topo::build_topology(spec);
+}
+
+// Four DGX-A100 servers with four NICs each on a k=4 fat tree: equal-cost paths over fabric
+// links, as in the benchmark's cluster.
+topo::Topology fat_tree_dgx() {
+  topo::ClusterSpec spec;
+  topo::NodeSpec node = *topo::find_node_preset("dgx-a100");
+  node.nics = 4;
+  spec.node_groups.push_back({node, 4});
+  spec.fabric.type = topo::FabricType::fat_tree;
+  spec.fabric.k = 4;
   return topo::build_topology(spec);
 }
 
@@ -147,6 +159,10 @@ TEST_CASE("dependency order gives the event-driven timing: uniform star, odd siz
 
 TEST_CASE("dependency order gives the event-driven timing: two DGX-A100 servers") {
   check_sweep(two_dgx(), {2, 8, 12, 16}, {4 * 4099, 1 << 22}, AnalyticOptions{});
+}
+
+TEST_CASE("dependency order gives the event-driven timing: four DGX-A100 on a k=4 fat tree") {
+  check_sweep(fat_tree_dgx(), {8, 24, 32}, {4 * 4099, 1 << 22}, AnalyticOptions{});
 }
 
 TEST_CASE("dependency order gives the event-driven timing: zero-picosecond transfers") {
