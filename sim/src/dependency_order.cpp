@@ -335,12 +335,7 @@ private:
     } else if (step.kind == StepKind::compute) {
       end(p, index, start + static_cast<Picoseconds>(step.bytes));
     } else {
-      const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
-      double rate = rates.codec_bytes_per_second;
-      if (step.kind == StepKind::reduce)
-        rate = rates.reduce_bytes_per_second;
-      else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
-        rate = rates.copy_bytes_per_second;
+      const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
       end(p, index, start + options_.per_step_overhead + duration(step.bytes, rate));
     }
   }
@@ -474,7 +469,7 @@ private:
   detail::SharedLinkFlows shared_;
   std::vector<GpuRates> rates_;
   std::vector<Program, HugePageAllocator<Program>> programs_; // hot: what every visit touches
-  std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
+  std::vector<ProgramOverflow> overflow_;                     // cold: indexed like programs_
   RingWindow<std::uint32_t> worklist_;
   std::uint32_t channels_ = 1;
   Picoseconds last_end_ = 0;
