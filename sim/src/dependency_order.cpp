@@ -27,6 +27,7 @@
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
+#include "peer_fifo.hpp"
 #include "program_state.hpp"
 #include "ring_window.hpp"
 #include "round_half_away.hpp"
@@ -60,36 +61,16 @@ struct Posted {
   std::uint32_t reduce : 1 = 0; // a recv_reduce
 };
 
-// First-in first-out per peer, which is rule 2's matching. Usually it holds zero or one entry:
-// the first is inline, the rest in a vector kept apart from the hot program state.
+// Rule 2's matching (peer_fifo.hpp): the first entry inline, the rest in ProgramOverflow.
 struct PostedList {
   std::uint32_t count = 0;
   Posted first;
 
   void put(const Posted& posted, std::vector<Posted>& rest) {
-    if (count++ == 0)
-      first = posted;
-    else
-      rest.push_back(posted);
+    detail::put_posted(count, first, rest, posted);
   }
   bool take(std::int32_t peer, Posted& found, std::vector<Posted>& rest) {
-    if (count == 0) return false;
-    if (first.peer == peer) {
-      found = first;
-      if (--count != 0) {
-        first = rest.front();
-        rest.erase(rest.begin());
-      }
-      return true;
-    }
-    for (auto it = rest.begin(); it != rest.end(); ++it) {
-      if (it->peer != peer) continue;
-      found = *it;
-      rest.erase(it);
-      --count;
-      return true;
-    }
-    return false;
+    return detail::take_posted(count, first, rest, peer, found);
   }
 };
 
