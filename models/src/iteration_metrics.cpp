@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 namespace ddlsim::models {
@@ -9,15 +10,25 @@ namespace {
 
 using Interval = std::pair<Picoseconds, Picoseconds>;
 
-// Adds [start, end) to a union of disjoint intervals sorted by end, where `end` is at least
-// every end already there: it absorbs the intervals it overlaps at the back.
+// Adds [start, end) to a union of disjoint intervals sorted by time (intervals that touch are
+// merged). Steps arrive in about increasing end order (the event-driven engine records them in
+// completion order, the dependency-order evaluation roughly so), so the search starts at the back
+// and usually stops there.
 void add_interval(std::vector<Interval>& union_of, Picoseconds start, Picoseconds end) {
-  while (!union_of.empty() && start <= union_of.back().second) {
-    start = std::min(start, union_of.back().first);
-    end = std::max(end, union_of.back().second);
-    union_of.pop_back();
+  auto first = union_of.end(); // the first interval that ends at or after `start`
+  while (first != union_of.begin() && std::prev(first)->second >= start) --first;
+  auto last = first; // one past the last interval that starts at or before `end`
+  while (last != union_of.end() && last->first <= end) {
+    start = std::min(start, last->first);
+    end = std::max(end, last->second);
+    ++last;
   }
-  union_of.emplace_back(start, end);
+  if (first == last) {
+    union_of.insert(first, Interval{start, end});
+  } else {
+    *first = Interval{start, end};
+    union_of.erase(std::next(first), last);
+  }
 }
 
 Picoseconds length(const std::vector<Interval>& intervals) {

@@ -567,7 +567,7 @@ private:
 
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options) {
-  if (options.try_dependency_order && !options.record_steps)
+  if (options.try_dependency_order)
     if (std::optional<CollectiveTiming> timing =
             simulate_dependency_order(topology, router, schedule, options))
       return *std::move(timing);

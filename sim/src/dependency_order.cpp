@@ -82,6 +82,7 @@ struct ProgramOverflow {
   std::vector<Posted> sends_in;
   std::vector<Posted> receives;
   std::vector<std::uint32_t> waiters;
+  RingWindow<detail::StartedStep> started; // steps [base, ..), only when recording
 };
 
 // What the evaluation needs of the next step of a program.
@@ -134,11 +135,15 @@ struct alignas(64) Program {
   // Forgets the ends no later step can wait for: every later step starts at or after last_start.
   // Once a schedule has cross-program waits, the last `keep` ends stay known (a later wait may
   // name one); a wait on an end retired earlier makes the evaluation give up.
-  void retire(std::uint32_t keep) {
+  // Returns how many it forgot.
+  std::uint32_t retire(std::uint32_t keep) {
+    std::uint32_t retired = 0;
     while (ends.size() > keep && ends.front() != kUnknown && ends.front() <= last_start) {
       ends.pop_front();
       ++base;
+      ++retired;
     }
+    return retired;
   }
 };
 
@@ -304,8 +309,11 @@ private:
       program.last_start = start;
       program.has_pending = false;
       // begin() never pulls from this program, so `next` stays valid through it.
+      if (options_.record_steps)
+        overflow_[p].started.push_back(detail::StartedStep{
+            next.kind, next.peer, next.kind == StepKind::compute ? 0 : next.bytes, start});
       begin(next, p, index, start);
-      program.retire(keep_ends_);
+      retire(p);
     }
   }
 
@@ -477,6 +485,11 @@ private:
     Program& program = programs_[p];
     program.ends[index - program.base] = time;
     last_end_ = std::max(last_end_, time);
+    if (options_.record_steps) {
+      const detail::StartedStep& step = overflow_[p].started[index - program.base];
+      result_.steps_recorded.push_back(StepRecord{rank_of(p), channel_of(p), step.kind, step.peer,
+                                                  step.bytes, step.start, time});
+    }
     if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
         !options_.progress(last_end_, steps_done_))
       stopped_ = true;
@@ -489,7 +502,13 @@ private:
       for (const std::uint32_t waiter : overflow_[p].waiters) enqueue(waiter);
       overflow_[p].waiters.clear();
     }
-    if (index == program.base) program.retire(keep_ends_);
+    if (index == program.base) retire(p);
+  }
+
+  void retire(std::uint32_t p) {
+    const std::uint32_t retired = programs_[p].retire(keep_ends_);
+    if (options_.record_steps)
+      for (std::uint32_t i = 0; i < retired; ++i) overflow_[p].started.pop_front();
   }
 
   const topo::Topology& topology_;

@@ -28,7 +28,7 @@ namespace ddlsim::models {
 class IterationRecorder {
 public:
   explicit IterationRecorder(int ranks);
-  // Steps must come in nondecreasing `end` order per rank (completion order).
+  // Steps may come in any order (fastest in about increasing `end` order).
   void add(int rank, int channel, Picoseconds start, Picoseconds end);
 
   struct Intervals {

@@ -61,25 +61,27 @@ struct CollectiveTiming {
   std::uint64_t transfers = 0;
   std::uint64_t bytes_sent = 0;
   std::size_t peak_flows_per_link = 0;
-  std::vector<StepRecord> steps_recorded;     // only with record_steps, in completion order
+  // Only with record_steps: every step, in completion order from the event-driven evaluation and
+  // in the order it timed them from the dependency-order one (sort by `end` if order matters).
+  std::vector<StepRecord> steps_recorded;
   bool evaluated_in_dependency_order = false; // which evaluation produced it (same result)
 };
 
 // Rank r runs on topology.gpus()[r]. Tries simulate_dependency_order first (unless
-// options.record_steps, whose completion order is the event-driven engine's, or
 // !options.try_dependency_order) and runs the event-driven evaluation when it gives up. Throws
 // InputError when the schedule has more ranks than the topology has GPUs, and std::logic_error if
 // the schedule deadlocks (a generator bug).
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options);
 
-// The analytic engine's fast path: when no link ever carries two transfers at once, every
-// transfer moves at its path's bottleneck bandwidth throughout, so each step's times follow from
-// its dependencies alone and can be computed program by program, without an event queue or a
-// max-min solver. Returns exactly the timing of the event-driven evaluation, or std::nullopt as
-// soon as a link would carry two transfers at once (or byte intervals reach a link out of time
-// order, which its check cannot tell from sharing), at a cross-program wait, or when the
-// schedule cannot finish. Never fills steps_recorded.
+// The analytic engine's fast evaluation. A transfer alone on its links moves at its path's
+// bottleneck bandwidth throughout, so each step's times follow from its dependencies alone and
+// are computed program by program, without an event queue or a max-min solver; transfers on the
+// link classes where it finds sharing are timed event-driven inside it (a new attempt per class
+// found). Returns exactly the timing of the event-driven evaluation, or std::nullopt when it
+// cannot order the schedule: a cross-program wait on an end it has forgotten or on a missing
+// channel, a schedule that cannot finish, or more than 2^31 steps in a program. Its
+// steps_recorded come in the order it timed the steps, not in completion order.
 std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& topology,
                                                           topo::Router& router,
                                                           const coll::Schedule& schedule,
