@@ -107,6 +107,11 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
     return ElementRange{c.begin + span.begin, c.begin + span.end};
   };
   const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
+  // Every step is built in this one object and yielded from it: g++ 12 gives the temporary of
+  // each `co_yield prog.emit(send_step(...))` its own 120-byte frame slot, and at 16k ranks the
+  // frame lines a resume touches are cache misses. Built here, the builders' temporaries do
+  // not outlive their statement and stay off the frame.
+  Step step;
 
   if (local > 0) { // a chain member: reduce toward the leader, then pass the broadcast on
     const bool tail = local == L - 1;
@@ -118,10 +123,13 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
         for (int j = 0; j < C; ++j) {
           const ElementRange r = run(reduce_order, indices, j);
           if (tail) {
-            co_yield prog.emit(send_step(up, in.at(r)));
+            step = send_step(up, in.at(r));
+            co_yield prog.emit(std::move(step));
           } else {
-            co_yield prog.emit(recv_reduce_step(down, in.at(r), out.at(r)));
-            co_yield prog.emit(send_step(up, out.at(r)), prog.last());
+            step = recv_reduce_step(down, in.at(r), out.at(r));
+            co_yield prog.emit(std::move(step));
+            step = send_step(up, out.at(r));
+            co_yield prog.emit(std::move(step), prog.last());
           }
         }
       }
@@ -134,16 +142,24 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
         if (indices.first == indices.second) continue;
         for (int j = 0; j < C; ++j) {
           const ElementRange r = run(finish_order, indices, j);
-          co_yield prog.emit(recv_step(up, out.at(r)), sent);
-          if (!tail) co_yield prog.emit(send_step(down, out.at(r)), prog.last());
+          step = recv_step(up, out.at(r));
+          co_yield prog.emit(std::move(step), sent);
+          if (!tail) {
+            step = send_step(down, out.at(r));
+            co_yield prog.emit(std::move(step), prog.last());
+          }
         }
       }
     co_return;
   }
 
   if (L == 1 && N == 1) { // one rank
-    co_yield prog.emit(copy_step(in.at(slice), out.at(slice)));
-    if (s.avg()) co_yield prog.emit(scale_step(out.at(slice), 1.0 / s.p), prog.last());
+    step = copy_step(in.at(slice), out.at(slice));
+    co_yield prog.emit(std::move(step));
+    if (s.avg()) {
+      step = scale_step(out.at(slice), 1.0 / s.p);
+      co_yield prog.emit(std::move(step), prog.last());
+    }
     co_return;
   }
   // The leader. First the chain's receives (steps 0.., in reduce order), all posted at once.
@@ -154,7 +170,8 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
         if (indices.first == indices.second) continue;
         for (int j = 0; j < C; ++j) {
           const ElementRange r = run(reduce_order, indices, j);
-          co_yield prog.emit(recv_reduce_step(s.rank + 1, in.at(r), out.at(r)));
+          step = recv_reduce_step(s.rank + 1, in.at(r), out.at(r));
+          co_yield prog.emit(std::move(step));
         }
       }
   // The chain receive holding ring block pos-1-i of chunk j.
@@ -167,16 +184,17 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
   for (int j = 0; j < C; ++j) last[std::size_t(j)] = chained(0, j);
   for (int t = 0; t < N - 1; ++t) // ring reduce-scatter among the leaders: ends with block pos
     for (int j = 0; j < C; ++j) {
-      co_yield prog.emit(send_step(ring.right, (t == 0 ? own : out).at(piece(pos - t - 1, j))),
-                         last[std::size_t(j)]);
+      step = send_step(ring.right, (t == 0 ? own : out).at(piece(pos - t - 1, j)));
+      co_yield prog.emit(std::move(step), last[std::size_t(j)]);
       const ElementRange into = piece(pos - t - 2, j);
-      co_yield prog.emit(recv_reduce_step(ring.left, own.at(into), out.at(into)),
-                         chained(t + 1, j));
+      step = recv_reduce_step(ring.left, own.at(into), out.at(into));
+      co_yield prog.emit(std::move(step), chained(t + 1, j));
       last[std::size_t(j)] = prog.last();
     }
   if (s.avg())
     for (int j = 0; j < C; ++j) {
-      co_yield prog.emit(scale_step(out.at(piece(pos, j)), 1.0 / s.p), last[std::size_t(j)]);
+      step = scale_step(out.at(piece(pos, j)), 1.0 / s.p);
+      co_yield prog.emit(std::move(step), last[std::size_t(j)]);
       last[std::size_t(j)] = prog.last();
     }
   // Ring all-gather. Before its step t the blocks of finish indices 0..t are done; a broadcast
@@ -193,12 +211,15 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
   for (int t = 0; t < N; ++t)
     for (int j = 0; j < C; ++j) {
       const std::uint32_t have = last[std::size_t(j)];
-      if (L > 1 && ends_unit(t))
-        co_yield prog.emit(
-            send_step(s.rank + 1, out.at(run(finish_order, {unit_start(t), t + 1}, j))), have);
+      if (L > 1 && ends_unit(t)) {
+        step = send_step(s.rank + 1, out.at(run(finish_order, {unit_start(t), t + 1}, j)));
+        co_yield prog.emit(std::move(step), have);
+      }
       if (t == N - 1) continue;
-      co_yield prog.emit(send_step(ring.right, out.at(piece(pos - t, j))), have);
-      co_yield prog.emit(recv_step(ring.left, out.at(piece(pos - t - 1, j))));
+      step = send_step(ring.right, out.at(piece(pos - t, j)));
+      co_yield prog.emit(std::move(step), have);
+      step = recv_step(ring.left, out.at(piece(pos - t - 1, j)));
+      co_yield prog.emit(std::move(step));
       last[std::size_t(j)] = prog.last();
     }
 }
