@@ -3,7 +3,8 @@
 // check that a speed change left it unchanged). One configuration per process so that peak RSS
 // is that configuration's own; scripts/bench runs the whole table.
 //
-//   bench_analytic_scale ALGORITHM RANKS [BYTES]     e.g. bench_analytic_scale ring 4096
+//   bench_analytic_scale ALGORITHM RANKS [BYTES] [--event-driven]   e.g. ... ring 4096
+// --event-driven times the event-driven evaluation (AnalyticOptions::try_dependency_order off).
 #include "bench_support.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
@@ -19,11 +20,13 @@ using namespace ddlsim;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s ALGORITHM RANKS [BYTES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s ALGORITHM RANKS [BYTES] [--event-driven]\n", argv[0]);
     return 2;
   }
   const std::string algorithm = argv[1];
   const int ranks = std::atoi(argv[2]);
+  const bool event_driven = std::string(argv[argc - 1]) == "--event-driven";
+  if (event_driven) --argc;
   const std::uint64_t bytes = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 256ull << 20;
   if (ranks < 8 || ranks % 8 != 0) {
     std::fprintf(stderr, "RANKS must be a multiple of 8\n");
@@ -43,8 +46,10 @@ int main(int argc, char** argv) {
     for (int r = 0; r < ranks; ++r) call.node_of_rank.push_back(r / 8);
     if (algorithm == "blueconnect" || algorithm == "torus2d")
       call.params.group_sizes = {8, ranks / 8};
-    const sim::CollectiveTiming timing = sim::simulate_analytic(
-        topology, router, coll::Schedule::make(call), sim::AnalyticOptions{});
+    sim::AnalyticOptions options;
+    options.try_dependency_order = !event_driven;
+    const sim::CollectiveTiming timing =
+        sim::simulate_analytic(topology, router, coll::Schedule::make(call), options);
     const auto done = std::chrono::steady_clock::now();
 
     const double wall = std::chrono::duration<double>(done - start).count();
