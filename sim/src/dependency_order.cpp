@@ -25,9 +25,12 @@
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
+#include "peer_fifo.hpp"
 #include "program_state.hpp"
 #include "ring_window.hpp"
+#include "round_half_away.hpp"
 #include "shared_link_flows.hpp"
 
 #include <array>
@@ -45,8 +48,7 @@ constexpr std::uint32_t kNotBlocked = 0xffffffffu;
 constexpr int kStepsPerVisit = 16;
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
-  return static_cast<Picoseconds>(
-      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+  return detail::round_half_away(static_cast<double>(bytes) / bytes_per_second * 1e12);
 }
 
 // A started send or receive that has not met its partner yet, kept by the receiving program (as
@@ -59,37 +61,23 @@ struct Posted {
   std::uint32_t reduce : 1 = 0; // a recv_reduce
 };
 
-// First-in first-out per peer, which is rule 2's matching, with the usual single entry inline.
+// Rule 2's matching (peer_fifo.hpp): the first entry inline, the rest in ProgramOverflow.
 struct PostedList {
   std::uint32_t count = 0;
   Posted first;
-  std::vector<Posted> rest;
 
-  void put(const Posted& posted) {
-    if (count++ == 0)
-      first = posted;
-    else
-      rest.push_back(posted);
+  void put(const Posted& posted, std::vector<Posted>& rest) {
+    detail::put_posted(count, first, rest, posted);
   }
-  bool take(std::int32_t peer, Posted& found) {
-    if (count == 0) return false;
-    if (first.peer == peer) {
-      found = first;
-      if (--count != 0) {
-        first = rest.front();
-        rest.erase(rest.begin());
-      }
-      return true;
-    }
-    for (auto it = rest.begin(); it != rest.end(); ++it) {
-      if (it->peer != peer) continue;
-      found = *it;
-      rest.erase(it);
-      --count;
-      return true;
-    }
-    return false;
+  bool take(std::int32_t peer, Posted& found, std::vector<Posted>& rest) {
+    return detail::take_posted(count, first, rest, peer, found);
   }
+};
+
+// What a program rarely needs: the posted sends and receives beyond the first of each.
+struct ProgramOverflow {
+  std::vector<Posted> sends_in;
+  std::vector<Posted> receives;
 };
 
 // What the evaluation needs of the next step of a program.
@@ -112,6 +100,8 @@ struct NextStep {
   }
 };
 
+// A program's state during the evaluation, laid out for 16k-rank schedules: one visit touches
+// it all, and each cache line of it is a miss there.
 struct alignas(64) Program {
   coll::StepStream stream;
   NextStep pending;             // step base + ends.size(), when has_pending
@@ -141,6 +131,9 @@ struct alignas(64) Program {
   }
 };
 
+// Three cache lines: a visit touches the first two, and a transfer the third.
+static_assert(sizeof(Program) == 192);
+
 // The latest byte interval a link carried: [.., until], and whether one of zero length sits at
 // `until` (the event-driven engine has it on the link while it starts others at that instant).
 struct LinkUse {
@@ -162,6 +155,7 @@ public:
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
     channels_ = static_cast<std::uint32_t>(schedule.channels());
     programs_.resize(static_cast<std::size_t>(ranks) * channels_);
+    overflow_.resize(programs_.size());
     for (int r = 0; r < ranks; ++r)
       for (std::uint32_t c = 0; c < channels_; ++c)
         programs_[program_of(r, static_cast<std::uint16_t>(c))].stream =
@@ -216,7 +210,7 @@ private:
   // Prefetching: the worklist says which programs come next. At 16k ranks a program's state, its
   // window of end times and its next buffered step are cache misses; fetching them a few
   // programs ahead overlaps those misses. It changes nothing else.
-  static constexpr std::size_t kAheadState = 8, kAheadData = 4;
+  static constexpr std::size_t kAheadState = 8, kAheadData = 4, kAheadLinks = 2;
   void prefetch_ahead() const {
     if (worklist_.size() > kAheadState) {
       const auto* state = reinterpret_cast<const char*>(&programs_[worklist_[kAheadState]]);
@@ -227,6 +221,13 @@ private:
       const Program& program = programs_[worklist_[kAheadData]];
       program.stream.prefetch();
       if (!program.ends.empty()) __builtin_prefetch(&program.ends[0], 1, 3);
+      if (program.path != nullptr) __builtin_prefetch(program.path->data(), 0, 3);
+    }
+    // The links its next send will claim (rings send to the same peer over and over).
+    if (worklist_.size() > kAheadLinks) {
+      const Program& program = programs_[worklist_[kAheadLinks]];
+      if (program.path != nullptr)
+        for (const topo::LinkId link : *program.path) __builtin_prefetch(&links_[link], 1, 3);
     }
   }
 
@@ -300,27 +301,22 @@ private:
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel);
       Posted receive;
-      if (programs_[q].receives.take(rank, receive))
+      if (programs_[q].receives.take(rank, receive, overflow_[q].receives))
         transfer(p, index, start, step.bytes, q, receive);
       else
-        programs_[q].sends_in.put(Posted{step.bytes, start, rank, index, 0});
+        programs_[q].sends_in.put(Posted{step.bytes, start, rank, index, 0}, overflow_[q].sends_in);
     } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
       const Posted receive{step.bytes, start, step.peer, index,
                            step.kind == StepKind::recv_reduce ? 1u : 0u};
       Posted send;
-      if (programs_[p].sends_in.take(step.peer, send))
+      if (programs_[p].sends_in.take(step.peer, send, overflow_[p].sends_in))
         transfer(program_of(send.peer, channel), send.index, send.start, send.bytes, p, receive);
       else
-        programs_[p].receives.put(receive);
+        programs_[p].receives.put(receive, overflow_[p].receives);
     } else if (step.kind == StepKind::compute) {
       end(p, index, start + static_cast<Picoseconds>(step.bytes));
     } else {
-      const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
-      double rate = rates.codec_bytes_per_second;
-      if (step.kind == StepKind::reduce)
-        rate = rates.reduce_bytes_per_second;
-      else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
-        rate = rates.copy_bytes_per_second;
+      const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
       end(p, index, start + options_.per_step_overhead + duration(step.bytes, rate));
     }
   }
@@ -366,7 +362,7 @@ private:
     if (placed) {
       const double rate = sender.path_rate;
       const double seconds = rate > 0 ? static_cast<double>(send_bytes) / rate : 0.0;
-      arrived = bytes_start + static_cast<Picoseconds>(std::llround(seconds * 1e12));
+      arrived = bytes_start + detail::round_half_away(seconds * 1e12);
       if (!claim_links(*sender.path, bytes_start, arrived)) return;
       result_.peak_flows_per_link = 1;
     }
@@ -450,10 +446,11 @@ private:
   const AnalyticOptions& options_;
   std::uint8_t shared_classes_ = 0;
   std::uint8_t classes_to_share_ = 0;
-  std::vector<LinkUse> links_;
+  std::vector<LinkUse, HugePageAllocator<LinkUse>> links_;
   detail::SharedLinkFlows shared_;
   std::vector<GpuRates> rates_;
-  std::vector<Program> programs_;
+  std::vector<Program, HugePageAllocator<Program>> programs_; // hot: what every visit touches
+  std::vector<ProgramOverflow> overflow_;                     // cold: indexed like programs_
   RingWindow<std::uint32_t> worklist_;
   std::uint32_t channels_ = 1;
   Picoseconds last_end_ = 0;

@@ -3,6 +3,7 @@
 // where transfers share links (those are timed event-driven inside it), and must give up, so that
 // simulate_analytic falls back, on what it cannot order (cross-program waits).
 #include "two_streams.hpp"
+#include "uniform_star.hpp"
 
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/input_error.hpp"
@@ -19,28 +20,32 @@ using namespace ddlsim::sim;
 
 namespace {
 
-// p GPUs, one per node, on one switch, with links of `bytes_per_second`.
+// p GPUs, one per node, on one switch, with links of `bytes_per_second` whose latencies differ
+// from rank to rank (so that transfers of one round do not all end at the same instant).
 topo::Topology star(int p, double bytes_per_second) {
   topo::Topology t;
   const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
-  for (int r = 0; r < p; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, hub, bytes_per_second, 300'000 + 1'000 * r, topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
+  for (int r = 0; r < p; ++r) test::add_gpu_node(t, r, hub, bytes_per_second, 300'000 + 1'000 * r);
   return t;
 }
 
-// Two DGX-A100 servers (NVSwitch inside, four NICs each) under one switch.
+// Two DGX-A100 servers (NVSwitch inside, eight NICs each) under one switch.
 topo::Topology two_dgx() {
   topo::ClusterSpec spec;
   spec.node_groups.push_back({*topo::find_node_preset("dgx-a100"), 2});
   spec.fabric.type = topo::FabricType::single_switch;
+  return topo::build_topology(spec);
+}
+
+// Four DGX-A100 servers with four NICs each on a k=4 fat tree: equal-cost paths over fabric
+// links, as in the benchmark's cluster.
+topo::Topology fat_tree_dgx() {
+  topo::ClusterSpec spec;
+  topo::NodeSpec node = *topo::find_node_preset("dgx-a100");
+  node.nics = 4;
+  spec.node_groups.push_back({node, 4});
+  spec.fabric.type = topo::FabricType::fat_tree;
+  spec.fabric.k = 4;
   return topo::build_topology(spec);
 }
 
@@ -154,6 +159,10 @@ TEST_CASE("dependency order gives the event-driven timing: uniform star, odd siz
 
 TEST_CASE("dependency order gives the event-driven timing: two DGX-A100 servers") {
   check_sweep(two_dgx(), {2, 8, 12, 16}, {4 * 4099, 1 << 22}, AnalyticOptions{});
+}
+
+TEST_CASE("dependency order gives the event-driven timing: four DGX-A100 on a k=4 fat tree") {
+  check_sweep(fat_tree_dgx(), {8, 24, 32}, {4 * 4099, 1 << 22}, AnalyticOptions{});
 }
 
 TEST_CASE("dependency order gives the event-driven timing: zero-picosecond transfers") {

@@ -19,20 +19,27 @@ inline constexpr double kAlpha = 2.0 * kLinkLatency;
 inline constexpr double kBeta = 1e12 / kLinkBytesPerSecond;
 inline constexpr double kGamma = 1e12 / kReduceBytesPerSecond;
 
+// Adds GPU `r` ("node<r>/gpu0", a V100) alone in its node, with a duplex NIC link to `to`. Every
+// hand-made test topology of the engines is built from these.
+inline topo::VertexId add_gpu_node(topo::Topology& t, int r, topo::VertexId to,
+                                   double bytes_per_second, Picoseconds latency) {
+  const topo::VertexId gpu =
+      t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
+  t.add_duplex_link(gpu, to, bytes_per_second, latency, topo::LinkClass::nic);
+  topo::Node node;
+  node.preset = "test";
+  node.gpu_model = "V100";
+  node.gpus = {gpu};
+  t.add_node(node);
+  return gpu;
+}
+
 // p GPUs, each alone in its node, all on one switch.
-inline topo::Topology star(int p) {
+inline topo::Topology star(int p, double bytes_per_second = kLinkBytesPerSecond,
+                           Picoseconds latency = kLinkLatency) {
   topo::Topology t;
   const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
-  for (int r = 0; r < p; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, hub, kLinkBytesPerSecond, kLinkLatency, topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
+  for (int r = 0; r < p; ++r) add_gpu_node(t, r, hub, bytes_per_second, latency);
   return t;
 }
 

@@ -46,12 +46,19 @@ constexpr int kChainGroups = 16;
 // wrapped past 0) is split there, so that each unit is a contiguous run of blocks.
 struct BlockOrder {
   int N = 1, K = 1, origin = 0, wrap = 1;
-  int begin(int h) const {
-    return int(partition(std::uint64_t(N), std::uint64_t(K), std::uint64_t(h)).begin);
+  // The split of N indices into K groups (N / K and N % K) and the one group that straddles the
+  // wrap (K if none), worked out once: the leaders' ring asks ordinal() at every step.
+  int base = 1, extra = 0, split = 1;
+
+  BlockOrder(int n, int k, int origin_block, int first_wrapped)
+      : N(n), K(k), origin(origin_block), wrap(first_wrapped), base(n / k), extra(n % k) {
+    // Only the group holding index `wrap` can straddle it, and does unless `wrap` is its first.
+    split = K;
+    if (wrap < N && begin(group_of(wrap)) < wrap) split = group_of(wrap);
   }
-  bool straddles(int h) const { return begin(h) < wrap && wrap < begin(h + 1); }
+  int begin(int h) const { return h * base + std::min(h, extra); } // partition(N, K, h).begin
+  bool straddles(int h) const { return h == split; }
   int group_of(int i) const {
-    const int base = N / K, extra = N % K;
     return i < extra * (base + 1) ? i / (base + 1) : extra + (i - extra * (base + 1)) / base;
   }
   // Unit s (0 or 1) of group h as indices [first, second); empty if the group is not split.
@@ -59,19 +66,10 @@ struct BlockOrder {
     if (!straddles(h)) return s == 0 ? std::pair{begin(h), begin(h + 1)} : std::pair{0, 0};
     return s == 0 ? std::pair{begin(h), wrap} : std::pair{wrap, begin(h + 1)};
   }
-  // The one group that straddles the wrap, or K if none does. Only the group holding index
-  // `wrap` can, and it does unless `wrap` is its first index.
-  int straddling() const {
-    if (wrap >= N) return K;
-    const int h = group_of(wrap);
-    return begin(h) < wrap ? h : K;
-  }
-  // Units before the one holding index i (per chunk): one per earlier group, plus one for an
-  // earlier straddling group's second unit, plus one if i is in the second unit of its own.
-  // O(1): the leaders' ring asks it at every step.
+  // Units before the one holding index i (per chunk): one per earlier group, plus the second
+  // unit of an earlier split group, plus one if i is in the second unit of its own.
   int ordinal(int i) const {
     const int h = group_of(i);
-    const int split = straddling();
     return h + (split < h ? 1 : 0) + (split == h && i >= wrap ? 1 : 0);
   }
   int units() const { return ordinal(N - 1) + 1; }
@@ -92,7 +90,7 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
   // The chain reduce delivers blocks in the order the leader's ring consumes them (pos-1,
   // pos-2, ..., pos); the broadcast moves them in the order the ring finishes them (pos, pos-1,
   // ..., pos+1).
-  const BlockOrder reduce_order{N, K, pos - 1, pos}, finish_order{N, K, pos, pos + 1};
+  const BlockOrder reduce_order(N, K, pos - 1, pos), finish_order(N, K, pos, pos + 1);
   // Chunk j of the slice.
   auto chunk = [slice, C](int j) { return sub(slice, std::uint64_t(C), std::uint64_t(j)); };
   // Chunk j of the blocks of indices [a, b) of an order.
@@ -204,7 +202,7 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
     }
   };
   // The chain receive holding ring block pos-1-i of chunk j: ordinal(i) * C + j.
-  const int split = reduce_order.straddling();
+  const int split = reduce_order.split;
   auto ordinal = [&reduce_order, split](int i, int h) {
     return h + (split < h ? 1 : 0) + (split == h && i >= reduce_order.wrap ? 1 : 0);
   };

@@ -17,6 +17,8 @@ Shape shape_of(const CollectiveCall& call, int rank, int channel) {
   s.chunks = call.params.chunks;
   s.root = call.root;
   s.n = call.elements();
+  s.block_base = s.n / std::uint64_t(s.p);
+  s.block_extra = s.n % std::uint64_t(s.p);
   s.e = element_size(call.dtype);
   s.reduction = call.reduction;
   return s;

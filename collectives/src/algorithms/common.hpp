@@ -6,6 +6,7 @@
 
 #include "ddlsim/collectives/algorithm.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -14,6 +15,12 @@ namespace ddlsim::coll::gen {
 
 // "No step": a dep that does not exist yet (e.g. before the first receive); emit() skips it.
 inline constexpr std::uint32_t kNoStep = UINT32_MAX;
+
+// i modulo m in [0, m), for negative i too, with one division.
+inline int floor_mod(long long i, int m) {
+  const auto r = static_cast<int>(i % m);
+  return r < 0 ? r + m : r;
+}
 
 // What a program needs from the call. Small and copied into every coroutine frame.
 struct Shape {
@@ -27,10 +34,19 @@ struct Shape {
   std::uint64_t e = 4; // bytes per element
   Reduction reduction = Reduction::sum;
 
+  // n / p and n % p, set by shape_of: block() runs at every step of a ring and a division costs
+  // more than the rest of it.
+  std::uint64_t block_base = 0;
+  std::uint64_t block_extra = 0;
+
   // Rank arithmetic modulo p.
-  int mod(long long i) const { return static_cast<int>(((i % p) + p) % p); }
-  // Block i of the p blocks of n elements.
-  ElementRange block(long long i) const { return partition(n, std::uint64_t(p), std::uint64_t(i)); }
+  int mod(long long i) const { return floor_mod(i, p); }
+  // Block i of the p blocks of n elements (as partition(n, p, i)).
+  ElementRange block(long long i) const {
+    const auto index = std::uint64_t(i);
+    const std::uint64_t begin = index * block_base + std::min(index, block_extra);
+    return {begin, begin + block_base + (index < block_extra ? 1 : 0)};
+  }
   ElementRange all() const { return {0, n}; }
   BufferRange at(Buffer buffer, ElementRange range) const {
     return {buffer, range.begin * e, range.size() * e};
@@ -43,8 +59,10 @@ struct Shape {
 };
 Shape shape_of(const CollectiveCall& call, int rank, int channel);
 
-// Part `index` of `parts` of `range`, split as partition() splits. Inline: called per step.
+// Part `index` of `parts` of `range`, split as partition() splits. Inline: called per step, and
+// most calls split into one part (one chunk, one channel), which needs no division.
 inline ElementRange sub(ElementRange range, std::uint64_t parts, std::uint64_t index) {
+  if (parts == 1 && index == 0) return range;
   const ElementRange part = partition(range.size(), parts, index);
   return {range.begin + part.begin, range.begin + part.end};
 }

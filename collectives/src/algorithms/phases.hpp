@@ -41,7 +41,7 @@ struct Ring {
   int size = 1;
   int left = -1;
   int right = -1;
-  int mod(long long i) const { return static_cast<int>(((i % size) + size) % size); }
+  int mod(long long i) const { return floor_mod(i, size); }
 };
 // Ranks base + i·stride for i in 0..size-1, this rank being member pos.
 Ring strided_ring(int rank, int pos, int size, int stride);

@@ -405,12 +405,7 @@ void Program::begin(Slot& step, std::uint32_t index) {
     // A modelled duration: no per-step overhead on top (the workload model includes it).
     execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
   } else {
-    const GpuRates& rates = run_.rates(rank_);
-    double rate = rates.codec_bytes_per_second;
-    if (step.kind == StepKind::reduce)
-      rate = rates.reduce_bytes_per_second;
-    else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
-      rate = rates.copy_bytes_per_second;
+    const double rate = local_step_rate(run_.rates(rank_), step.kind);
     execute(options.per_step_overhead + duration(step.bytes, rate),
             InFlight{index, Phase::local, nullptr, 0});
   }

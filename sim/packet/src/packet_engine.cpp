@@ -859,12 +859,7 @@ private:
       events_.push(now_ + static_cast<Picoseconds>(step.bytes),
                    Event{EventKind::local_done, ref.program, ref.index});
     } else {
-      const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
-      double rate = rates.codec_bytes_per_second;
-      if (step.kind == StepKind::reduce)
-        rate = rates.reduce_bytes_per_second;
-      else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
-        rate = rates.copy_bytes_per_second;
+      const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
       events_.push(now_ + options_.per_step_overhead + duration(step.bytes, rate),
                    Event{EventKind::local_done, ref.program, ref.index});
     }

@@ -52,19 +52,10 @@ double flow_time(const topo::Topology& topology, const coll::CollectiveCall& cal
 topo::Topology lv08_equivalent_star(int p) {
   topo::Topology t;
   const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
-  for (int r = 0; r < p; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(
-        gpu, hub, test::kLinkBytesPerSecond * kLv08BandwidthFactor / kLv08AckShare,
-        static_cast<Picoseconds>(std::llround(test::kLinkLatency * kLv08LatencyFactor)),
-        topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
+  for (int r = 0; r < p; ++r)
+    test::add_gpu_node(
+        t, r, hub, test::kLinkBytesPerSecond * kLv08BandwidthFactor / kLv08AckShare,
+        static_cast<Picoseconds>(std::llround(test::kLinkLatency * kLv08LatencyFactor)));
   return t;
 }
 

@@ -2,6 +2,7 @@
 // than one alone, by what max-min fair sharing predicts, and the analytic engine (max-min by
 // progressive filling) agrees. The two all-reduces are two disjoint rank groups of one
 // schedule: each group's programs are a 2-rank ring all-reduce, the second's peers renumbered.
+#include "../uniform_star.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
 
 #include <catch2/catch.hpp>
@@ -27,17 +28,8 @@ topo::Topology two_leaves(int ranks) {
   const topo::VertexId spine = t.add_vertex({topo::VertexKind::network_switch, "spine", -1, 0, 1});
   t.add_duplex_link(leaf0, spine, kSpineBytesPerSecond, kLinkLatency, topo::LinkClass::fabric);
   t.add_duplex_link(leaf1, spine, kSpineBytesPerSecond, kLinkLatency, topo::LinkClass::fabric);
-  for (int r = 0; r < ranks; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, r % 2 == 0 ? leaf0 : leaf1, kNicBytesPerSecond, kLinkLatency,
-                      topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
+  for (int r = 0; r < ranks; ++r)
+    test::add_gpu_node(t, r, r % 2 == 0 ? leaf0 : leaf1, kNicBytesPerSecond, kLinkLatency);
   return t;
 }
 

@@ -1,5 +1,6 @@
 // Same schedule, topology and seed: the same timing, step by step; and the engine reports a
 // deadlocked schedule instead of hanging or returning a time.
+#include "../uniform_star.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
 
@@ -26,17 +27,8 @@ topo::Topology leaf_spine() {
     for (topo::VertexId leaf : leaves)
       t.add_duplex_link(leaf, spines.back(), 5e9, 500'000, topo::LinkClass::fabric);
   }
-  for (int r = 0; r < 8; ++r) {
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, leaves[static_cast<std::size_t>(r % 2)], 1e10, 500'000,
-                      topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
-  }
+  for (int r = 0; r < 8; ++r)
+    test::add_gpu_node(t, r, leaves[static_cast<std::size_t>(r % 2)], 1e10, 500'000);
   return t;
 }
 

@@ -33,15 +33,8 @@ inline topo::Topology star_with(int p, const std::vector<double>& bandwidth,
   const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
   for (int r = 0; r < p; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    const topo::VertexId gpu =
-        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
-    t.add_duplex_link(gpu, hub, i < bandwidth.size() ? bandwidth[i] : kLinkBytesPerSecond,
-                      i < latency.size() ? latency[i] : kLinkLatency, topo::LinkClass::nic);
-    topo::Node node;
-    node.preset = "test";
-    node.gpu_model = "V100";
-    node.gpus = {gpu};
-    t.add_node(node);
+    sim::test::add_gpu_node(t, r, hub, i < bandwidth.size() ? bandwidth[i] : kLinkBytesPerSecond,
+                            i < latency.size() ? latency[i] : kLinkLatency);
   }
   return t;
 }

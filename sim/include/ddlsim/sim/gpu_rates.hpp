@@ -2,6 +2,7 @@
 // memory bandwidth until the GPU models of models/ replace this table.
 #pragma once
 
+#include "ddlsim/collectives/step.hpp"
 #include "ddlsim/topologies/topology.hpp"
 
 #include <string_view>
@@ -15,6 +16,16 @@ struct GpuRates {
   double copy_bytes_per_second = 0;   // reads 1, writes 1
   double codec_bytes_per_second = 0;  // top-k / norms / casts: several passes over the input
 };
+
+// The rate at which a GPU runs a local step of `kind`, in bytes per second: a reduce at its
+// reduction rate, a copy or scale at its copy rate, a codec step (compress, decompress) at its
+// codec rate. Every engine times local steps with it.
+inline double local_step_rate(const GpuRates& rates, coll::StepKind kind) {
+  if (kind == coll::StepKind::reduce) return rates.reduce_bytes_per_second;
+  if (kind == coll::StepKind::copy || kind == coll::StepKind::scale)
+    return rates.copy_bytes_per_second;
+  return rates.codec_bytes_per_second;
+}
 
 // Rates for a GPU model name such as "V100-SXM2-32GB" or "A100-SXM4-80GB"; an unknown model
 // gets the V100's figures.
