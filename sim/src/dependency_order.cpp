@@ -46,6 +46,8 @@ using coll::StepKind;
 constexpr Picoseconds kUnknown = -1; // an end time not known yet
 constexpr std::uint32_t kNotBlocked = 0xffffffffu;
 constexpr int kStepsPerVisit = 16;
+// Ends kept per program once waits appear: training programs wait on steps a few hundred back.
+constexpr std::uint32_t kEndsKeptForWaits = 4096;
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
   return detail::round_half_away(static_cast<double>(bytes) / bytes_per_second * 1e12);
@@ -74,10 +76,12 @@ struct PostedList {
   }
 };
 
-// What a program rarely needs: the posted sends and receives beyond the first of each.
+// What a program rarely needs: the posted sends and receives beyond the first of each, and the
+// programs of its rank whose next step waits (rule 1) for one of its steps to end.
 struct ProgramOverflow {
   std::vector<Posted> sends_in;
   std::vector<Posted> receives;
+  std::vector<std::uint32_t> waiters;
 };
 
 // What the evaluation needs of the next step of a program.
@@ -87,6 +91,8 @@ struct NextStep {
   std::int32_t peer = -1;
   StepKind kind = StepKind::send;
   std::uint8_t dep_count = 0;
+  std::uint16_t wait_channel = coll::kNoWait; // rule 1's cross-program wait, if any (its step
+                                              // is Program::pending_wait_step)
 
   // Field by field into place: building a temporary and copying it made the loads of the copy
   // wait on the stores that built it (a store-forwarding stall), a fifth of the time on a ring.
@@ -97,6 +103,7 @@ struct NextStep {
     peer = step.peer;
     kind = step.kind;
     dep_count = step.dep_count;
+    wait_channel = step.wait_channel;
   }
 };
 
@@ -117,14 +124,18 @@ struct alignas(64) Program {
   double path_rate = 0;          // bottleneck bandwidth, bytes per second
   std::uint8_t path_classes = 0; // bit per LinkClass of its links
   std::int32_t path_peer = -1;
+  std::uint32_t pending_wait_step = 0; // with NextStep::wait_channel
   bool has_pending = false;
   bool exhausted = false;
   bool queued = false;
+  bool has_waiters = false; // ProgramOverflow::waiters is not empty
 
   std::uint32_t next_index() const { return base + static_cast<std::uint32_t>(ends.size()); }
   // Forgets the ends no later step can wait for: every later step starts at or after last_start.
-  void retire() {
-    while (!ends.empty() && ends.front() != kUnknown && ends.front() <= last_start) {
+  // Once a schedule has cross-program waits, the last `keep` ends stay known (a later wait may
+  // name one); a wait on an end retired earlier makes the evaluation give up.
+  void retire(std::uint32_t keep) {
+    while (ends.size() > keep && ends.front() != kUnknown && ends.front() <= last_start) {
       ends.pop_front();
       ++base;
     }
@@ -253,11 +264,13 @@ private:
       program.exhausted = true;
       return false;
     }
-    if (step->has_wait() || program.next_index() >= detail::kMaxProgramSteps) {
-      give_up(); // cross-program waits need time order; 2^31 steps: the engine's error
+    if (program.next_index() >= detail::kMaxProgramSteps) {
+      give_up(); // the event-driven engine names the program
       return false;
     }
+    if (step->has_wait() && keep_ends_ == 0) keep_ends_ = kEndsKeptForWaits;
     program.pending.assign(*step);
+    program.pending_wait_step = step->wait_step;
     program.has_pending = true;
     ++result_.steps;
     return true;
@@ -285,14 +298,47 @@ private:
         }
         start = std::max(start, end);
       }
+      if (next.wait_channel != coll::kNoWait && !wait_end(p, next, start)) return;
       const std::uint32_t index = program.next_index();
       program.ends.push_back(kUnknown);
       program.last_start = start;
       program.has_pending = false;
       // begin() never pulls from this program, so `next` stays valid through it.
       begin(next, p, index, start);
-      program.retire();
+      program.retire(keep_ends_);
     }
+  }
+
+  // Rule 1's cross-program wait of program p's next step: raises `start` to the awaited step's
+  // end and returns true, or registers p to be visited again when the awaited program ends a
+  // step and returns false. Gives up on what only the event-driven engine can tell: a channel
+  // the schedule lacks (it names it) or an end forgotten before the wait was seen.
+  bool wait_end(std::uint32_t p, const NextStep& next, Picoseconds& start) {
+    if (next.wait_channel >= channels_) {
+      give_up();
+      return false;
+    }
+    const std::uint32_t q = program_of(rank_of(p), next.wait_channel);
+    Program& awaited = programs_[q];
+    const std::uint32_t wait_step = programs_[p].pending_wait_step;
+    if (wait_step < awaited.base) {
+      if (q == p) return true; // ended by last_start, as a dep
+      give_up();
+      return false;
+    }
+    const std::size_t offset = wait_step - awaited.base;
+    const Picoseconds end = offset < awaited.ends.size() ? awaited.ends[offset] : kUnknown;
+    if (end != kUnknown) {
+      start = std::max(start, end);
+      return true;
+    }
+    if (q == p) {
+      programs_[p].blocked_on = wait_step; // a wait on itself is a dep
+    } else {
+      overflow_[q].waiters.push_back(p);
+      awaited.has_waiters = true;
+    }
+    return false;
   }
 
   void begin(const NextStep& step, std::uint32_t p, std::uint32_t index, Picoseconds start) {
@@ -438,7 +484,12 @@ private:
       program.blocked_on = kNotBlocked;
       enqueue(p);
     }
-    if (index == program.base) program.retire();
+    if (program.has_waiters) {
+      program.has_waiters = false;
+      for (const std::uint32_t waiter : overflow_[p].waiters) enqueue(waiter);
+      overflow_[p].waiters.clear();
+    }
+    if (index == program.base) program.retire(keep_ends_);
   }
 
   const topo::Topology& topology_;
@@ -456,6 +507,7 @@ private:
   Picoseconds last_end_ = 0;
   std::uint64_t steps_done_ = 0;
   bool gave_up_ = false;
+  std::uint32_t keep_ends_ = 0; // see Program::retire
   bool stopped_ = false;
   CollectiveTiming result_;
 };

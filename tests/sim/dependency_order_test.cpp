@@ -197,12 +197,17 @@ TEST_CASE("dependency order: a flat ring has its links alone, direct all-to-all 
   CHECK(shared->time == simulate_analytic(topology, router, schedule, events_only).time);
 }
 
-TEST_CASE("dependency order gives up on cross-program waits, and simulate_analytic falls back") {
+TEST_CASE("dependency order times cross-program waits as the event-driven engine does") {
   const topo::Topology topology = star(2, 1.25e10);
   topo::Router router(topology);
-  const coll::Schedule schedule = test::two_streams_schedule(true, 1 << 20);
-  CHECK_FALSE(simulate_dependency_order(topology, router, schedule, AnalyticOptions{}));
-  const CollectiveTiming timing = simulate_analytic(topology, router, schedule, AnalyticOptions{});
-  CHECK(timing.complete);
-  CHECK_FALSE(timing.evaluated_in_dependency_order);
+  AnalyticOptions events_only;
+  events_only.try_dependency_order = false;
+  for (const bool send_waits : {true, false}) {
+    INFO("send waits for the compute: " << send_waits);
+    const coll::Schedule schedule = test::two_streams_schedule(send_waits, 1 << 20);
+    const std::optional<CollectiveTiming> fast =
+        simulate_dependency_order(topology, router, schedule, AnalyticOptions{});
+    REQUIRE(fast.has_value());
+    CHECK(fast->time == simulate_analytic(topology, router, schedule, events_only).time);
+  }
 }
