@@ -273,7 +273,7 @@ private:
     if (program.next_start == detail::kMaxProgramSteps)
       throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
                              std::to_string(channel_of(p)) + " has more than 2^31 steps");
-    program.pending = PendingStep::of(*step);
+    program.pending.assign(*step);
     if (step->has_wait()) {
       overflow_[p].pending_wait_channel = step->wait_channel;
       overflow_[p].pending_wait_step = step->wait_step;

@@ -112,6 +112,10 @@ Picoseconds FlowNetwork::reserve(const std::vector<topo::LinkId>& path, double b
   if (!free || !(rate > 0)) return kNever;
   // The finish that start(), update_rates() (rate_if_alone) and schedule_finish() would give it.
   const Picoseconds finish = finish_time(now, bytes, rate);
+  // A flow that ends the instant it starts is not reserved: in the network it still shares its
+  // links with every flow that starts at this instant (rates are computed once all of them are
+  // in), whereas a reservation ending now would look over to them.
+  if (finish == now) return kNever;
   for (topo::LinkId link : path) {
     LinkState& state = links_[link];
     state.reserved_until = finish;

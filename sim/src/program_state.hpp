@@ -54,11 +54,17 @@ struct PendingStep {
   std::uint8_t dep_count = 0;
   bool has_wait = false;
 
-  static PendingStep of(const coll::Step& step) {
-    const std::uint64_t bytes = step.kind == coll::StepKind::compute
-                                    ? static_cast<std::uint64_t>(std::llround(step.param))
-                                    : step.bytes;
-    return PendingStep{bytes, step.deps, step.peer, step.kind, step.dep_count, step.has_wait()};
+  // Field by field into place: building a PendingStep and copying it in made the loads of the
+  // copy wait on the stores that built it (a store-forwarding stall on every pulled step).
+  void assign(const coll::Step& step) {
+    bytes = step.kind == coll::StepKind::compute
+                ? static_cast<std::uint64_t>(std::llround(step.param))
+                : step.bytes;
+    deps = step.deps;
+    peer = step.peer;
+    kind = step.kind;
+    dep_count = step.dep_count;
+    has_wait = step.has_wait();
   }
 };
 static_assert(sizeof(PendingStep) == 32);

@@ -93,3 +93,27 @@ TEST_CASE("frame arena: a frame made on one thread can be used and freed on anot
   freer.join();
   CHECK(streams.empty());
 }
+
+TEST_CASE("frame arena: many threads that each make a few frames") {
+  // Each thread starts on a small chunk of its own (no huge page pinned per thread); the
+  // frames must still be right, and may outlive their thread. (Catch2 assertions are not
+  // thread-safe: the threads record what they saw, the test checks it afterwards.)
+  std::vector<StepStream> survivors(32);
+  std::vector<std::vector<std::uint64_t>> seen(survivors.size());
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < survivors.size(); ++t)
+    threads.emplace_back([&survivors, &seen, t] {
+      StepStream local = tagged(t + 1, 3);
+      for (const Step* step = local.next(); step != nullptr; step = local.next())
+        seen[t].push_back(step->bytes);
+      survivors[t] = tagged(t + 101, 2);
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (std::size_t t = 0; t < survivors.size(); ++t) {
+    CHECK(seen[t] ==
+          std::vector<std::uint64_t>{(t + 1) * 1000, (t + 1) * 1000 + 1, (t + 1) * 1000 + 2});
+    const Step* step = survivors[t].next();
+    REQUIRE(step != nullptr);
+    CHECK(step->bytes == (t + 101) * 1000);
+  }
+}

@@ -157,6 +157,24 @@ TEST_CASE("two flows reserved and overlapped at the same instant share from the 
   CHECK(times.at(2) == 2'000'000'000);
 }
 
+TEST_CASE("a flow that would end the instant it starts is not reserved") {
+  // 4 bytes at 1e13 B/s: 0.4 ps, rounded to 0. Alone it ends at once; two that start together
+  // share the link (0.8 ps each, 1 ps rounded), which a reservation ending at once would miss.
+  const topo::Topology t = line({1e13});
+  FlowNetwork network(t);
+  const std::vector<topo::LinkId> path{0};
+  std::vector<std::uint64_t> overlapped;
+  CHECK(network.reserve(path, 4, 1, 10, overlapped) == kNever);
+  CHECK(overlapped.empty());
+  network.start(path, 4, 1, 10);
+  CHECK(network.reserve(path, 4, 2, 10, overlapped) == kNever);
+  network.start(path, 4, 2, 10);
+  const auto times = finish_times(network, 10);
+  CHECK(times.at(1) == 11);
+  CHECK(times.at(2) == 11);
+  CHECK(network.peak_flows_per_link() == 2);
+}
+
 TEST_CASE("analytic engine: a lone transfer overlapped later takes its max-min time") {
   // star(4): 10 GB/s links, 0.5 us each, two links per path. Rank 0's 1 MB to rank 2 moves its
   // bytes from 1 us, alone, so it would end at 101 us. Rank 1 computes 1 us, then sends 100 kB

@@ -91,11 +91,8 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
   // pos-2, ..., pos); the broadcast moves them in the order the ring finishes them (pos, pos-1,
   // ..., pos+1).
   const BlockOrder reduce_order(N, K, pos - 1, pos), finish_order(N, K, pos, pos + 1);
-  // Chunk j of the slice, and ring block b of it.
+  // Chunk j of the slice.
   auto chunk = [slice, C](int j) { return sub(slice, std::uint64_t(C), std::uint64_t(j)); };
-  auto piece = [&chunk, N, ring](long long b, int j) {
-    return sub(chunk(j), std::uint64_t(N), std::uint64_t(ring.mod(b)));
-  };
   // Chunk j of the blocks of indices [a, b) of an order.
   auto run = [&chunk, N](const BlockOrder& order, std::pair<int, int> indices, int j) {
     const auto [lo, hi] = order.blocks(indices.first, indices.second);
@@ -105,6 +102,11 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
     return ElementRange{c.begin + span.begin, c.begin + span.end};
   };
   const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
+  // Every step is built in this one object and yielded from it: g++ 12 gives the temporary of
+  // each `co_yield prog.emit(send_step(...))` its own 120-byte frame slot, and at 16k ranks the
+  // frame lines a resume touches are cache misses. Built here, the builders' temporaries do
+  // not outlive their statement and stay off the frame.
+  Step step;
 
   if (local > 0) { // a chain member: reduce toward the leader, then pass the broadcast on
     const bool tail = local == L - 1;
@@ -116,10 +118,13 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
         for (int j = 0; j < C; ++j) {
           const ElementRange r = run(reduce_order, indices, j);
           if (tail) {
-            co_yield prog.emit(send_step(up, in.at(r)));
+            step = send_step(up, in.at(r));
+            co_yield prog.emit(std::move(step));
           } else {
-            co_yield prog.emit(recv_reduce_step(down, in.at(r), out.at(r)));
-            co_yield prog.emit(send_step(up, out.at(r)), prog.last());
+            step = recv_reduce_step(down, in.at(r), out.at(r));
+            co_yield prog.emit(std::move(step));
+            step = send_step(up, out.at(r));
+            co_yield prog.emit(std::move(step), prog.last());
           }
         }
       }
@@ -132,16 +137,24 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
         if (indices.first == indices.second) continue;
         for (int j = 0; j < C; ++j) {
           const ElementRange r = run(finish_order, indices, j);
-          co_yield prog.emit(recv_step(up, out.at(r)), sent);
-          if (!tail) co_yield prog.emit(send_step(down, out.at(r)), prog.last());
+          step = recv_step(up, out.at(r));
+          co_yield prog.emit(std::move(step), sent);
+          if (!tail) {
+            step = send_step(down, out.at(r));
+            co_yield prog.emit(std::move(step), prog.last());
+          }
         }
       }
     co_return;
   }
 
   if (L == 1 && N == 1) { // one rank
-    co_yield prog.emit(copy_step(in.at(slice), out.at(slice)));
-    if (s.avg()) co_yield prog.emit(scale_step(out.at(slice), 1.0 / s.p), prog.last());
+    step = copy_step(in.at(slice), out.at(slice));
+    co_yield prog.emit(std::move(step));
+    if (s.avg()) {
+      step = scale_step(out.at(slice), 1.0 / s.p);
+      co_yield prog.emit(std::move(step), prog.last());
+    }
     co_return;
   }
   // The leader. First the chain's receives (steps 0.., in reduce order), all posted at once.
@@ -152,53 +165,94 @@ StepStream hierarchical(Shape s, NodeOf node, int left_leader, int right_leader)
         if (indices.first == indices.second) continue;
         for (int j = 0; j < C; ++j) {
           const ElementRange r = run(reduce_order, indices, j);
-          co_yield prog.emit(recv_reduce_step(s.rank + 1, in.at(r), out.at(r)));
+          step = recv_reduce_step(s.rank + 1, in.at(r), out.at(r));
+          co_yield prog.emit(std::move(step));
         }
       }
-  // The chain receive holding ring block pos-1-i of chunk j.
-  auto chained = [L, C, reduce_order](int i, int j) {
-    return L > 1 ? std::uint32_t(reduce_order.ordinal(i) * C + j) : kNoStep;
+  // The leaders' ring runs at every one of its 4(N-1)·C steps, so it computes ring blocks,
+  // chain ordinals and broadcast unit ends incrementally, without the divisions of sub(),
+  // ring.mod() and BlockOrder::group_of(); each gives exactly what those would.
+  // Per chunk j: where it starts, how sub(chunk(j), N, b) cuts it, and the step that last
+  // wrote the block of chunk j this leader handles next.
+  struct ChunkState {
+    std::uint64_t begin, base, extra;
+    std::uint32_t last;
+  };
+  std::vector<ChunkState> chunks(static_cast<std::size_t>(C));
+  for (int j = 0; j < C; ++j) {
+    const ElementRange c = chunk(j);
+    chunks[std::size_t(j)] = {c.begin, c.size() / std::uint64_t(N), c.size() % std::uint64_t(N), 0};
+  }
+  // piece(b, j): ring block b (any integer, taken mod N) of chunk j.
+  auto block = [&chunks, N](long long b, int j) {
+    while (b < 0) b += N;
+    while (b >= N) b -= N;
+    const ChunkState& c = chunks[std::size_t(j)];
+    const auto m = static_cast<std::uint64_t>(b);
+    const std::uint64_t begin = c.begin + m * c.base + (m < c.extra ? m : c.extra);
+    return ElementRange{begin, begin + c.base + (m < c.extra ? 1 : 0)};
+  };
+  // Groups of an order walked by index 0, 1, 2, ...: the group of index i, kept up to date.
+  struct GroupWalk {
+    const BlockOrder& order;
+    int group = 0, end = order.begin(1);
+    int at(int i) {
+      while (i >= end) end = order.begin(++group + 1);
+      return group;
+    }
+  };
+  // The chain receive holding ring block pos-1-i of chunk j: ordinal(i) * C + j.
+  const int split = reduce_order.split;
+  auto ordinal = [&reduce_order, split](int i, int h) {
+    return h + (split < h ? 1 : 0) + (split == h && i >= reduce_order.wrap ? 1 : 0);
   };
   const Place own = L > 1 ? out : in;
-  // last[j]: the step that last wrote the block of chunk j this leader handles next.
-  std::vector<std::uint32_t> last(static_cast<std::size_t>(C));
-  for (int j = 0; j < C; ++j) last[std::size_t(j)] = chained(0, j);
-  for (int t = 0; t < N - 1; ++t) // ring reduce-scatter among the leaders: ends with block pos
+  for (int j = 0; j < C; ++j)
+    chunks[std::size_t(j)].last = L > 1 ? std::uint32_t(ordinal(0, 0) * C + j) : kNoStep;
+  GroupWalk reduce_groups{reduce_order};
+  for (int t = 0; t < N - 1; ++t) { // ring reduce-scatter among the leaders: ends with block pos
+    const int chain_unit = ordinal(t + 1, reduce_groups.at(t + 1));
     for (int j = 0; j < C; ++j) {
-      co_yield prog.emit(send_step(ring.right, (t == 0 ? own : out).at(piece(pos - t - 1, j))),
-                         last[std::size_t(j)]);
-      const ElementRange into = piece(pos - t - 2, j);
-      co_yield prog.emit(recv_reduce_step(ring.left, own.at(into), out.at(into)),
-                         chained(t + 1, j));
-      last[std::size_t(j)] = prog.last();
+      ChunkState& c = chunks[std::size_t(j)];
+      step = send_step(ring.right, (t == 0 ? own : out).at(block(pos - t - 1, j)));
+      co_yield prog.emit(std::move(step), c.last);
+      const ElementRange into = block(pos - t - 2, j);
+      step = recv_reduce_step(ring.left, own.at(into), out.at(into));
+      co_yield prog.emit(std::move(step), L > 1 ? std::uint32_t(chain_unit * C + j) : kNoStep);
+      c.last = prog.last();
     }
+  }
   if (s.avg())
     for (int j = 0; j < C; ++j) {
-      co_yield prog.emit(scale_step(out.at(piece(pos, j)), 1.0 / s.p), last[std::size_t(j)]);
-      last[std::size_t(j)] = prog.last();
+      step = scale_step(out.at(block(pos, j)), 1.0 / s.p);
+      co_yield prog.emit(std::move(step), chunks[std::size_t(j)].last);
+      chunks[std::size_t(j)].last = prog.last();
     }
   // Ring all-gather. Before its step t the blocks of finish indices 0..t are done; a broadcast
   // unit ending at index t goes down the chain then, with the same wait as the ring send.
-  auto ends_unit = [&finish_order](int i) {
-    const int h = finish_order.group_of(i);
-    return i + 1 == finish_order.begin(h + 1) || i + 1 == finish_order.wrap;
-  };
-  auto unit_start = [&finish_order](int i) {
-    const int h = finish_order.group_of(i);
+  auto unit_start = [&finish_order](int i, int h) {
     return finish_order.straddles(h) && i >= finish_order.wrap ? finish_order.wrap
                                                                : finish_order.begin(h);
   };
-  for (int t = 0; t < N; ++t)
+  GroupWalk finish_groups{finish_order};
+  for (int t = 0; t < N; ++t) {
+    const int h = finish_groups.at(t);
+    const bool ends_unit = t + 1 == finish_groups.end || t + 1 == finish_order.wrap;
     for (int j = 0; j < C; ++j) {
-      const std::uint32_t have = last[std::size_t(j)];
-      if (L > 1 && ends_unit(t))
-        co_yield prog.emit(
-            send_step(s.rank + 1, out.at(run(finish_order, {unit_start(t), t + 1}, j))), have);
+      ChunkState& c = chunks[std::size_t(j)];
+      const std::uint32_t have = c.last;
+      if (L > 1 && ends_unit) {
+        step = send_step(s.rank + 1, out.at(run(finish_order, {unit_start(t, h), t + 1}, j)));
+        co_yield prog.emit(std::move(step), have);
+      }
       if (t == N - 1) continue;
-      co_yield prog.emit(send_step(ring.right, out.at(piece(pos - t, j))), have);
-      co_yield prog.emit(recv_step(ring.left, out.at(piece(pos - t - 1, j))));
-      last[std::size_t(j)] = prog.last();
+      step = send_step(ring.right, out.at(block(pos - t, j)));
+      co_yield prog.emit(std::move(step), have);
+      step = recv_step(ring.left, out.at(block(pos - t - 1, j)));
+      co_yield prog.emit(std::move(step));
+      c.last = prog.last();
     }
+  }
 }
 
 class Hierarchical final : public PhasedGenerator {

@@ -36,8 +36,9 @@ public:
   // adopt(), which gives the network exactly the state start() would have left it in, and the
   // network then reports it like any other flow.
   //
-  // If `bytes` > 0 and every link of `path` is free (no flow on it, no live reservation),
-  // reserves them for a flow tagged `tag` starting its transfer now and returns its finish.
+  // If `bytes` > 0, every link of `path` is free (no flow on it, no live reservation) and the
+  // flow would not finish at once, reserves them for a flow tagged `tag` starting its transfer
+  // now and returns its finish (a reservation is live while its finish is after now).
   // Otherwise reserves nothing, returns INT64_MAX and appends to `overlapped` the tags of the
   // live reservations on `path`, each once: adopt() those before starting the flow with start().
   Picoseconds reserve(const std::vector<topo::LinkId>& path, double bytes, std::uint64_t tag,
