@@ -44,10 +44,15 @@ namespace {
 using coll::StepKind;
 
 constexpr Picoseconds kUnknown = -1; // an end time not known yet
+constexpr Picoseconds kRetired = -2; // an end no later step needs: at or before last_start
 constexpr std::uint32_t kNotBlocked = 0xffffffffu;
 constexpr int kStepsPerVisit = 16;
 // Ends kept per program once waits appear: training programs wait on steps a few hundred back.
 constexpr std::uint32_t kEndsKeptForWaits = 4096;
+// Started steps a program's window of ends holds before an older one that still matters moves to
+// ProgramOverflow::far: a hierarchical leader's last chain receive ends only after thousands of
+// ring steps, and a window reaching back to it spread each leader's ends over 32 KiB.
+constexpr std::uint32_t kWindowSteps = 64;
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
   return detail::round_half_away(static_cast<double>(bytes) / bytes_per_second * 1e12);
@@ -68,10 +73,10 @@ struct PostedList {
   std::uint32_t count = 0;
   Posted first;
 
-  void put(const Posted& posted, std::vector<Posted>& rest) {
+  void put(const Posted& posted, detail::PostedRest<Posted>& rest) {
     detail::put_posted(count, first, rest, posted);
   }
-  bool take(std::int32_t peer, Posted& found, std::vector<Posted>& rest) {
+  bool take(std::int32_t peer, Posted& found, detail::PostedRest<Posted>& rest) {
     return detail::take_posted(count, first, rest, peer, found);
   }
 };
@@ -79,10 +84,14 @@ struct PostedList {
 // What a program rarely needs: the posted sends and receives beyond the first of each, and the
 // programs of its rank whose next step waits (rule 1) for one of its steps to end.
 struct ProgramOverflow {
-  std::vector<Posted> sends_in;
-  std::vector<Posted> receives;
+  detail::PostedRest<Posted> sends_in;
+  detail::PostedRest<Posted> receives;
   std::vector<std::uint32_t> waiters;
   RingWindow<detail::StartedStep> started; // steps [base, ..), only when recording
+  // Steps before Program::base whose end is unknown or after last_start, as (index, end), and
+  // the least end among them that is known (they are dropped once last_start reaches it).
+  std::vector<std::pair<std::uint32_t, Picoseconds>> far;
+  Picoseconds far_least_end = std::numeric_limits<Picoseconds>::max();
 };
 
 // What the evaluation needs of the next step of a program.
@@ -126,25 +135,14 @@ struct alignas(64) Program {
   std::uint8_t path_classes = 0; // bit per LinkClass of its links
   std::int32_t path_peer = -1;
   std::uint32_t pending_wait_step = 0; // with NextStep::wait_channel
-  bool has_pending = false;
-  bool exhausted = false;
-  bool queued = false;
-  bool has_waiters = false; // ProgramOverflow::waiters is not empty
+  // One byte of flags, so that the state stays within three cache lines.
+  bool has_pending : 1 = false;
+  bool exhausted : 1 = false;
+  bool queued : 1 = false;
+  bool has_waiters : 1 = false; // ProgramOverflow::waiters is not empty
+  bool has_far : 1 = false;     // ProgramOverflow::far is not empty
 
   std::uint32_t next_index() const { return base + static_cast<std::uint32_t>(ends.size()); }
-  // Forgets the ends no later step can wait for: every later step starts at or after last_start.
-  // Once a schedule has cross-program waits, the last `keep` ends stay known (a later wait may
-  // name one); a wait on an end retired earlier makes the evaluation give up.
-  // Returns how many it forgot.
-  std::uint32_t retire(std::uint32_t keep) {
-    std::uint32_t retired = 0;
-    while (ends.size() > keep && ends.front() != kUnknown && ends.front() <= last_start) {
-      ends.pop_front();
-      ++base;
-      ++retired;
-    }
-    return retired;
-  }
 };
 
 // Three cache lines: a visit touches the first two, and a transfer the third.
@@ -170,6 +168,7 @@ public:
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
     channels_ = static_cast<std::uint32_t>(schedule.channels());
+    if (options.record_steps) window_ = detail::kMaxProgramSteps; // records are indexed alike
     programs_.resize(static_cast<std::size_t>(ranks) * channels_);
     overflow_.resize(programs_.size());
     for (int r = 0; r < ranks; ++r)
@@ -202,8 +201,8 @@ public:
     if (stopped_) {
       result_.complete = false;
     } else {
-      for (const Program& program : programs_)
-        if (!finished(program)) return std::nullopt; // the event-driven engine names the step
+      for (std::uint32_t p = 0; p < programs_.size(); ++p)
+        if (!finished(p)) return std::nullopt; // the event-driven engine names the step
     }
     result_.time = last_end_;
     result_.peak_flows_per_link =
@@ -254,10 +253,14 @@ private:
     worklist_.push_back(p);
   }
 
-  static bool finished(const Program& program) {
+  bool finished(std::uint32_t p) const {
+    const Program& program = programs_[p];
     if (!program.exhausted || program.has_pending) return false;
     for (std::size_t i = 0; i < program.ends.size(); ++i)
       if (program.ends[i] == kUnknown) return false;
+    if (program.has_far)
+      for (const auto& entry : overflow_[p].far)
+        if (entry.second == kUnknown) return false;
     return true;
   }
 
@@ -273,7 +276,10 @@ private:
       give_up(); // the event-driven engine names the program
       return false;
     }
-    if (step->has_wait() && keep_ends_ == 0) keep_ends_ = kEndsKeptForWaits;
+    if (step->has_wait() && keep_ends_ == 0) {
+      keep_ends_ = kEndsKeptForWaits;
+      window_ = std::max(window_, keep_ends_);
+    }
     program.pending.assign(*step);
     program.pending_wait_step = step->wait_step;
     program.has_pending = true;
@@ -294,14 +300,12 @@ private:
       Picoseconds start = program.last_start;
       for (std::uint8_t d = 0; d < next.dep_count; ++d) {
         const std::uint32_t dep = next.deps[d];
-        if (dep < program.base) continue; // ended by last_start
-        const std::size_t offset = dep - program.base;
-        const Picoseconds end = offset < program.ends.size() ? program.ends[offset] : kUnknown;
+        const Picoseconds end = end_of(p, dep);
         if (end == kUnknown) {
           program.blocked_on = dep;
           return;
         }
-        start = std::max(start, end);
+        start = std::max(start, end); // kRetired is below every time
       }
       if (next.wait_channel != coll::kNoWait && !wait_end(p, next, start)) return;
       const std::uint32_t index = program.next_index();
@@ -329,13 +333,11 @@ private:
     const std::uint32_t q = program_of(rank_of(p), next.wait_channel);
     Program& awaited = programs_[q];
     const std::uint32_t wait_step = programs_[p].pending_wait_step;
-    if (wait_step < awaited.base) {
-      if (q == p) return true; // ended by last_start, as a dep
+    const Picoseconds end = end_of(q, wait_step);
+    if (end == kRetired && q != p) { // only "at or before its last_start" is left of it
       give_up();
       return false;
     }
-    const std::size_t offset = wait_step - awaited.base;
-    const Picoseconds end = offset < awaited.ends.size() ? awaited.ends[offset] : kUnknown;
     if (end != kUnknown) {
       start = std::max(start, end);
       return true;
@@ -483,7 +485,14 @@ private:
 
   void end(std::uint32_t p, std::uint32_t index, Picoseconds time) {
     Program& program = programs_[p];
-    program.ends[index - program.base] = time;
+    if (index >= program.base) {
+      program.ends[index - program.base] = time;
+    } else {
+      ProgramOverflow& overflow = overflow_[p];
+      for (auto& [far_index, far_end] : overflow.far)
+        if (far_index == index) far_end = time;
+      overflow.far_least_end = std::min(overflow.far_least_end, time);
+    }
     last_end_ = std::max(last_end_, time);
     if (options_.record_steps) {
       const detail::StartedStep& step = overflow_[p].started[index - program.base];
@@ -502,13 +511,71 @@ private:
       for (const std::uint32_t waiter : overflow_[p].waiters) enqueue(waiter);
       overflow_[p].waiters.clear();
     }
-    if (index == program.base) retire(p);
+    if (index <= program.base) retire(p);
   }
 
+  // The end of started step `index` of program p: its time, kUnknown (not ended, or not
+  // started), or kRetired (ended at or before last_start, forgotten).
+  Picoseconds end_of(std::uint32_t p, std::uint32_t index) const {
+    const Program& program = programs_[p];
+    if (index >= program.base) {
+      const std::size_t offset = index - program.base;
+      return offset < program.ends.size() ? program.ends[offset] : kUnknown;
+    }
+    if (program.has_far)
+      for (const auto& [far_index, far_end] : overflow_[p].far)
+        if (far_index == index) return far_end;
+    return kRetired;
+  }
+
+  // Forgets the ends no later step can wait for (every later step starts at or after
+  // last_start), and moves older ones that still matter out of the window. Once a schedule has
+  // cross-program waits, the last `keep_ends_` ends stay known (a later wait may name one); a
+  // wait on an end forgotten earlier makes the evaluation give up. Recording keeps every
+  // started step in the window (its records are indexed alike).
+  // Inline, it runs after every step: usually the front neither ended by last_start nor has to
+  // leave the window.
   void retire(std::uint32_t p) {
-    const std::uint32_t retired = programs_[p].retire(keep_ends_);
-    if (options_.record_steps)
-      for (std::uint32_t i = 0; i < retired; ++i) overflow_[p].started.pop_front();
+    const Program& program = programs_[p];
+    if (program.ends.empty()) return;
+    const Picoseconds front = program.ends.front();
+    if ((front == kUnknown || front > program.last_start) && program.ends.size() <= window_ &&
+        !program.has_far)
+      return;
+    retire_slowly(p);
+  }
+  void retire_slowly(std::uint32_t p) {
+    Program& program = programs_[p];
+    while (!program.ends.empty()) {
+      const Picoseconds front = program.ends.front();
+      const bool ended = front != kUnknown && front <= program.last_start;
+      if (ended && program.ends.size() > keep_ends_) {
+        if (options_.record_steps) overflow_[p].started.pop_front();
+      } else if (!ended && program.ends.size() > window_) {
+        ProgramOverflow& overflow = overflow_[p];
+        overflow.far.emplace_back(program.base, front);
+        if (front != kUnknown) overflow.far_least_end = std::min(overflow.far_least_end, front);
+        program.has_far = true;
+      } else {
+        break;
+      }
+      program.ends.pop_front();
+      ++program.base;
+    }
+    if (program.has_far && overflow_[p].far_least_end <= program.last_start) prune_far(p);
+  }
+
+  void prune_far(std::uint32_t p) {
+    Program& program = programs_[p];
+    ProgramOverflow& overflow = overflow_[p];
+    std::erase_if(overflow.far, [&program](const std::pair<std::uint32_t, Picoseconds>& entry) {
+      return entry.second != kUnknown && entry.second <= program.last_start;
+    });
+    overflow.far_least_end = std::numeric_limits<Picoseconds>::max();
+    for (const auto& entry : overflow.far)
+      if (entry.second != kUnknown)
+        overflow.far_least_end = std::min(overflow.far_least_end, entry.second);
+    program.has_far = !overflow.far.empty();
   }
 
   const topo::Topology& topology_;
@@ -526,7 +593,9 @@ private:
   Picoseconds last_end_ = 0;
   std::uint64_t steps_done_ = 0;
   bool gave_up_ = false;
-  std::uint32_t keep_ends_ = 0; // see Program::retire
+  std::uint32_t keep_ends_ = 0; // see retire()
+  // Started steps a window holds before older ones that still matter move out (see retire()).
+  std::uint32_t window_ = kWindowSteps;
   bool stopped_ = false;
   CollectiveTiming result_;
 };
