@@ -1,12 +1,10 @@
 #include "ddlsim/sim/analytic_engine.hpp"
 
-#include "ddlsim/topologies/ecmp.hpp"
-
-#include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
+#include "peer_fifo.hpp"
 #include "program_state.hpp"
 
 #include <array>
@@ -324,70 +322,35 @@ private:
     return false;
   }
 
-  // Removes the first entry from `peer` from a list of waiting sends or receives (its first
-  // entry inline, the rest in `rest`) into `found`; false if there is none.
-  static bool take(std::uint32_t& count, Waiting& first, std::vector<Waiting>& rest,
-                   std::int32_t peer, Waiting& found) {
-    if (count == 0) return false;
-    if (first.peer == peer) {
-      found = first;
-      if (--count != 0) {
-        first = rest.front();
-        rest.erase(rest.begin());
-      }
-      return true;
-    }
-    for (auto it = rest.begin(); it != rest.end(); ++it) {
-      if (it->peer != peer) continue;
-      found = *it;
-      rest.erase(it);
-      --count;
-      return true;
-    }
-    return false;
-  }
-  static void put(std::uint32_t& count, Waiting& first, std::vector<Waiting>& rest,
-                  const Waiting& waiting) {
-    if (count++ == 0)
-      first = waiting;
-    else
-      rest.push_back(waiting);
-  }
-
   void begin(const PendingStep& step, std::uint32_t p, std::uint32_t index) {
     const std::int32_t rank = rank_of(p);
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel_of(p));
       ProgramState& receiver = programs_[q];
       Waiting receive;
-      if (take(receiver.receives_count, receiver.receives_first, overflow_[q].receives_rest, rank,
-               receive))
+      if (detail::take_posted(receiver.receives_count, receiver.receives_first,
+                              overflow_[q].receives_rest, rank, receive))
         start_transfer(StepRef{p, index}, step.bytes, StepRef{q, receive.index}, receive.bytes,
                        receive.reduce != 0);
       else
-        put(receiver.sends_in_count, receiver.sends_in_first, overflow_[q].sends_in_rest,
-            Waiting{step.bytes, rank, index, 0});
+        detail::put_posted(receiver.sends_in_count, receiver.sends_in_first,
+                           overflow_[q].sends_in_rest, Waiting{step.bytes, rank, index, 0});
     } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
       ProgramState& self = programs_[p];
       const bool reduce = step.kind == StepKind::recv_reduce;
       Waiting send;
-      if (take(self.sends_in_count, self.sends_in_first, overflow_[p].sends_in_rest, step.peer,
-               send))
+      if (detail::take_posted(self.sends_in_count, self.sends_in_first, overflow_[p].sends_in_rest,
+                              step.peer, send))
         start_transfer(StepRef{program_of(send.peer, channel_of(p)), send.index}, send.bytes,
                        StepRef{p, index}, step.bytes, reduce);
       else
-        put(self.receives_count, self.receives_first, overflow_[p].receives_rest,
-            Waiting{step.bytes, step.peer, index, reduce ? 1u : 0u});
+        detail::put_posted(self.receives_count, self.receives_first, overflow_[p].receives_rest,
+                           Waiting{step.bytes, step.peer, index, reduce ? 1u : 0u});
     } else if (step.kind == StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
       schedule(now_ + static_cast<Picoseconds>(step.bytes), Event{EventKind::local_done, p, index});
     } else {
-      const GpuRates& rates = rates_[static_cast<std::size_t>(rank)];
-      double rate = rates.codec_bytes_per_second;
-      if (step.kind == StepKind::reduce)
-        rate = rates.reduce_bytes_per_second;
-      else if (step.kind == StepKind::copy || step.kind == StepKind::scale)
-        rate = rates.copy_bytes_per_second;
+      const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
       schedule(now_ + options_.per_step_overhead + duration(step.bytes, rate),
                Event{EventKind::local_done, p, index});
     }
@@ -395,16 +358,8 @@ private:
 
   // The ECMP path of (sender, receiver, channel): a seeded hash picks one of the equal-cost paths.
   void choose_path(std::uint32_t p, ProgramState& sender, std::int32_t receiver) {
-    const std::int32_t rank = rank_of(p);
-    const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(rank)];
-    const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver)];
-    const std::vector<topo::Path>& paths = router_.paths(src, dst);
-    if (paths.empty())
-      throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
-                                       topology_.vertex(dst).name);
     sender.path_peer = receiver;
-    sender.path =
-        &paths[topo::ecmp_path_index(options_.seed, rank, receiver, channel_of(p), paths.size())];
+    sender.path = &router_.ecmp_path(options_.seed, rank_of(p), receiver, channel_of(p));
     sender.path_latency = 0;
     for (topo::LinkId link : *sender.path) sender.path_latency += topology_.link(link).latency;
   }

@@ -23,10 +23,8 @@
 // then names the stuck step), and a program of more than 2^31 steps.
 #include "ddlsim/sim/analytic_engine.hpp"
 
-#include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
-#include "ddlsim/topologies/ecmp.hpp"
 #include "peer_fifo.hpp"
 #include "program_state.hpp"
 #include "ring_window.hpp"
@@ -379,16 +377,8 @@ private:
 
   // The ECMP path of (sender, receiver, channel), chosen as the event-driven engine chooses it.
   void choose_path(std::uint32_t p, Program& sender, std::int32_t receiver) {
-    const std::int32_t rank = rank_of(p);
-    const topo::VertexId src = topology_.gpus()[static_cast<std::size_t>(rank)];
-    const topo::VertexId dst = topology_.gpus()[static_cast<std::size_t>(receiver)];
-    const std::vector<topo::Path>& paths = router_.paths(src, dst);
-    if (paths.empty())
-      throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
-                                       topology_.vertex(dst).name);
     sender.path_peer = receiver;
-    sender.path =
-        &paths[topo::ecmp_path_index(options_.seed, rank, receiver, channel_of(p), paths.size())];
+    sender.path = &router_.ecmp_path(options_.seed, rank_of(p), receiver, channel_of(p));
     sender.path_latency = 0;
     sender.path_rate = std::numeric_limits<double>::infinity();
     sender.path_classes = 0;

@@ -17,6 +17,7 @@
 #include "ddlsim/collectives/step_stream.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/topologies/router.hpp"
+#include "peer_fifo.hpp"
 #include "ring_window.hpp"
 
 #include <algorithm>
@@ -79,8 +80,8 @@ struct StartedStep {
 
 // The rarely used part of a program's state.
 struct ProgramOverflow {
-  std::vector<Waiting> sends_in_rest;  // waiting sends after ProgramState::sends_in_first
-  std::vector<Waiting> receives_rest;  // waiting receives after ProgramState::receives_first
+  PostedRest<Waiting> sends_in_rest;   // waiting sends after ProgramState::sends_in_first
+  PostedRest<Waiting> receives_rest;   // waiting receives after ProgramState::receives_first
   std::vector<std::uint32_t> done_far; // done steps at least 64 after base, in no order
   // Programs of the same rank whose next step waits (Step::wait_channel) for a step of this one;
   // they retry when a step of this program completes. Empty outside training workloads.

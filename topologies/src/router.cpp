@@ -1,5 +1,8 @@
 #include "ddlsim/topologies/router.hpp"
 
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/topologies/ecmp.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -45,6 +48,17 @@ const std::vector<Path>& Router::paths(VertexId src, VertexId dst) {
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   return cache_.emplace(key, compute(src, dst)).first->second;
+}
+
+const Path& Router::ecmp_path(std::uint64_t seed, std::int32_t src_rank, std::int32_t dst_rank,
+                              std::uint16_t channel) {
+  const VertexId src = topology_.gpus()[static_cast<std::size_t>(src_rank)];
+  const VertexId dst = topology_.gpus()[static_cast<std::size_t>(dst_rank)];
+  const std::vector<Path>& all = paths(src, dst);
+  if (all.empty())
+    throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
+                                     topology_.vertex(dst).name);
+  return all[ecmp_path_index(seed, src_rank, dst_rank, channel, all.size())];
 }
 
 std::vector<Path> Router::compute(VertexId src, VertexId dst) {

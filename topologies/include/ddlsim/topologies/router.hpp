@@ -42,6 +42,12 @@ public:
   // Drops every cached path set (e.g. between the phases of a long analysis).
   void clear_cache() { cache_.clear(); }
 
+  // The path a transfer of rank src_rank to rank dst_rank on `channel` takes (ranks on the
+  // topology's GPUs in order): one of paths(), picked by ecmp_path_index with `seed`. Throws
+  // InputError at "topology", naming both GPUs, when there is no route.
+  const Path& ecmp_path(std::uint64_t seed, std::int32_t src_rank, std::int32_t dst_rank,
+                        std::uint16_t channel);
+
 private:
   // One out-link in the router's flat copy of the graph.
   struct Arc {
