@@ -68,8 +68,8 @@ public:
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
     const int channels = schedule.channels();
-    channels_ = static_cast<std::uint32_t>(channels);
-    const std::size_t programs = static_cast<std::size_t>(ranks) * channels_;
+    numbering_.channels = static_cast<std::uint32_t>(channels);
+    const std::size_t programs = static_cast<std::size_t>(ranks) * numbering_.channels;
     programs_.resize(programs);
     overflow_.resize(programs);
     for (int r = 0; r < ranks; ++r)
@@ -249,16 +249,11 @@ private:
     }
   }
 
-  // Programs are numbered rank-major; the branch spares the division in one-channel schedules.
   std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
-    return static_cast<std::uint32_t>(rank) * channels_ + channel;
+    return numbering_.program_of(rank, channel);
   }
-  std::int32_t rank_of(std::uint32_t p) const {
-    return static_cast<std::int32_t>(channels_ == 1 ? p : p / channels_);
-  }
-  std::uint16_t channel_of(std::uint32_t p) const {
-    return static_cast<std::uint16_t>(channels_ == 1 ? 0 : p % channels_);
-  }
+  std::int32_t rank_of(std::uint32_t p) const { return numbering_.rank_of(p); }
+  std::uint16_t channel_of(std::uint32_t p) const { return numbering_.channel_of(p); }
 
   // Makes the next step of program p its pending step; false at the end of its stream.
   bool pull(std::uint32_t p, ProgramState& program) {
@@ -305,11 +300,11 @@ private:
   bool wait_done(std::uint32_t p) {
     const std::int32_t rank = rank_of(p);
     const std::uint16_t wait_channel = overflow_[p].pending_wait_channel;
-    if (wait_channel >= channels_)
+    if (wait_channel >= numbering_.channels)
       throw std::logic_error("rank " + std::to_string(rank) + " channel " +
                              std::to_string(channel_of(p)) + " waits for channel " +
                              std::to_string(wait_channel) + " of a schedule with " +
-                             std::to_string(channels_) + " channels");
+                             std::to_string(numbering_.channels) + " channels");
     const std::uint32_t q = program_of(rank, wait_channel);
     ProgramState& awaited = programs_[q];
     if (awaited.is_done(overflow_[p].pending_wait_step, overflow_[q])) return true;
@@ -510,7 +505,7 @@ private:
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
   std::vector<std::uint64_t> overlapped_; // scratch for start_bytes
-  std::uint32_t channels_ = 1;
+  detail::ProgramNumbering numbering_;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;
   std::uint64_t steps_done_ = 0;

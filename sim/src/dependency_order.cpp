@@ -165,12 +165,12 @@ public:
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
-    channels_ = static_cast<std::uint32_t>(schedule.channels());
+    numbering_.channels = static_cast<std::uint32_t>(schedule.channels());
     if (options.record_steps) window_ = detail::kMaxProgramSteps; // records are indexed alike
-    programs_.resize(static_cast<std::size_t>(ranks) * channels_);
+    programs_.resize(static_cast<std::size_t>(ranks) * numbering_.channels);
     overflow_.resize(programs_.size());
     for (int r = 0; r < ranks; ++r)
-      for (std::uint32_t c = 0; c < channels_; ++c)
+      for (std::uint32_t c = 0; c < numbering_.channels; ++c)
         programs_[program_of(r, static_cast<std::uint16_t>(c))].stream =
             schedule.program(r, static_cast<int>(c));
   }
@@ -211,14 +211,10 @@ public:
 
 private:
   std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
-    return static_cast<std::uint32_t>(rank) * channels_ + channel;
+    return numbering_.program_of(rank, channel);
   }
-  std::int32_t rank_of(std::uint32_t p) const {
-    return static_cast<std::int32_t>(channels_ == 1 ? p : p / channels_);
-  }
-  std::uint16_t channel_of(std::uint32_t p) const {
-    return static_cast<std::uint16_t>(channels_ == 1 ? 0 : p % channels_);
-  }
+  std::int32_t rank_of(std::uint32_t p) const { return numbering_.rank_of(p); }
+  std::uint16_t channel_of(std::uint32_t p) const { return numbering_.channel_of(p); }
 
   // Prefetching: the worklist says which programs come next. At 16k ranks a program's state, its
   // window of end times and its next buffered step are cache misses; fetching them a few
@@ -324,7 +320,7 @@ private:
   // step and returns false. Gives up on what only the event-driven engine can tell: a channel
   // the schedule lacks (it names it) or an end forgotten before the wait was seen.
   bool wait_end(std::uint32_t p, const NextStep& next, Picoseconds& start) {
-    if (next.wait_channel >= channels_) {
+    if (next.wait_channel >= numbering_.channels) {
       give_up();
       return false;
     }
@@ -579,7 +575,7 @@ private:
   std::vector<Program, HugePageAllocator<Program>> programs_; // hot: what every visit touches
   std::vector<ProgramOverflow> overflow_;                     // cold: indexed like programs_
   RingWindow<std::uint32_t> worklist_;
-  std::uint32_t channels_ = 1;
+  detail::ProgramNumbering numbering_;
   Picoseconds last_end_ = 0;
   std::uint64_t steps_done_ = 0;
   bool gave_up_ = false;

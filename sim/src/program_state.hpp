@@ -30,6 +30,22 @@
 
 namespace ddlsim::sim::detail {
 
+// Both analytic evaluations number a schedule's (rank, channel) programs rank-major; the branch
+// spares the division in one-channel schedules.
+struct ProgramNumbering {
+  std::uint32_t channels = 1;
+
+  std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
+    return static_cast<std::uint32_t>(rank) * channels + channel;
+  }
+  std::int32_t rank_of(std::uint32_t p) const {
+    return static_cast<std::int32_t>(channels == 1 ? p : p / channels);
+  }
+  std::uint16_t channel_of(std::uint32_t p) const {
+    return static_cast<std::uint16_t>(channels == 1 ? 0 : p % channels);
+  }
+};
+
 // A started send or receive waiting for its partner, kept by the receiving program. For a waiting
 // send, peer is the sending rank and index its step; for a waiting receive, peer is the rank it
 // receives from and index its own step.

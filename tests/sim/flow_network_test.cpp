@@ -1,23 +1,14 @@
 // Max-min fair sharing in the fluid model, checked against rates computed by hand.
 #include "ddlsim/sim/flow_network.hpp"
+#include "line_topology.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace ddlsim;
 using namespace ddlsim::sim;
+using namespace ddlsim::sim::test;
 
 namespace {
-
-// Vertices 0..n-1 on a line; link i joins i and i+1 (ids 2i forward, 2i+1 backward).
-topo::Topology line(const std::vector<double>& bandwidths) {
-  topo::Topology t;
-  for (std::size_t i = 0; i <= bandwidths.size(); ++i)
-    t.add_vertex(topo::Vertex{topo::VertexKind::network_switch, "v" + std::to_string(i)});
-  for (std::size_t i = 0; i < bandwidths.size(); ++i)
-    t.add_duplex_link(static_cast<topo::VertexId>(i), static_cast<topo::VertexId>(i + 1),
-                      bandwidths[i], 0, topo::LinkClass::fabric);
-  return t;
-}
 
 // Runs the network until every flow finishes; returns finish time per tag.
 std::map<std::uint64_t, Picoseconds> finish_times(FlowNetwork& network) {

@@ -6,6 +6,7 @@
 
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/sim/flow_network.hpp"
+#include "line_topology.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -20,17 +21,6 @@ namespace {
 
 constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
 constexpr Picoseconds kMicrosecond = 1'000'000;
-
-// Vertices 0..n-1 on a line; link i joins i and i+1 (ids 2i forward, 2i+1 backward).
-topo::Topology line(const std::vector<double>& bandwidths) {
-  topo::Topology t;
-  for (std::size_t i = 0; i <= bandwidths.size(); ++i)
-    t.add_vertex(topo::Vertex{topo::VertexKind::network_switch, "v" + std::to_string(i)});
-  for (std::size_t i = 0; i < bandwidths.size(); ++i)
-    t.add_duplex_link(static_cast<topo::VertexId>(i), static_cast<topo::VertexId>(i + 1),
-                      bandwidths[i], 0, topo::LinkClass::fabric);
-  return t;
-}
 
 // Runs the network from `now` until every flow it holds finishes; returns finish time per tag.
 std::map<std::uint64_t, Picoseconds> finish_times(FlowNetwork& network, Picoseconds now) {
