@@ -48,7 +48,7 @@ constexpr int kStepsPerVisit = 16;
 // Ends kept per program once waits appear: training programs wait on steps a few hundred back.
 constexpr std::uint32_t kEndsKeptForWaits = 4096;
 // Started steps a program's window of ends holds before an older one that still matters moves to
-// ProgramOverflow::far: a hierarchical leader's last chain receive ends only after thousands of
+// ProgramRare::far: a hierarchical leader's last chain receive ends only after thousands of
 // ring steps, and a window reaching back to it spread each leader's ends over 32 KiB.
 constexpr std::uint32_t kWindowSteps = 64;
 
@@ -79,11 +79,16 @@ struct PostedList {
   }
 };
 
-// What a program rarely needs: the posted sends and receives beyond the first of each, and the
-// programs of its rank whose next step waits (rule 1) for one of its steps to end.
+// What a program needs now and then: the posted sends and receives beyond the first of each
+// (48 bytes per program, beside nothing else, so that a ring touching them stays in cache).
 struct ProgramOverflow {
   detail::PostedRest<Posted> sends_in;
   detail::PostedRest<Posted> receives;
+};
+
+// What a program seldom needs.
+struct ProgramRare {
+  // Programs of its rank whose next step waits (rule 1) for one of its steps to end.
   std::vector<std::uint32_t> waiters;
   RingWindow<detail::StartedStep> started; // steps [base, ..), only when recording
   // Steps before Program::base whose end is unknown or after last_start, as (index, end), and
@@ -137,8 +142,8 @@ struct alignas(64) Program {
   bool has_pending : 1 = false;
   bool exhausted : 1 = false;
   bool queued : 1 = false;
-  bool has_waiters : 1 = false; // ProgramOverflow::waiters is not empty
-  bool has_far : 1 = false;     // ProgramOverflow::far is not empty
+  bool has_waiters : 1 = false; // ProgramRare::waiters is not empty
+  bool has_far : 1 = false;     // ProgramRare::far is not empty
 
   std::uint32_t next_index() const { return base + static_cast<std::uint32_t>(ends.size()); }
 };
@@ -169,6 +174,7 @@ public:
     if (options.record_steps) window_ = detail::kMaxProgramSteps; // records are indexed alike
     programs_.resize(static_cast<std::size_t>(ranks) * numbering_.channels);
     overflow_.resize(programs_.size());
+    rare_.resize(programs_.size());
     for (int r = 0; r < ranks; ++r)
       for (std::uint32_t c = 0; c < numbering_.channels; ++c)
         programs_[program_of(r, static_cast<std::uint16_t>(c))].stream =
@@ -253,7 +259,7 @@ private:
     for (std::size_t i = 0; i < program.ends.size(); ++i)
       if (program.ends[i] == kUnknown) return false;
     if (program.has_far)
-      for (const auto& entry : overflow_[p].far)
+      for (const auto& entry : rare_[p].far)
         if (entry.second == kUnknown) return false;
     return true;
   }
@@ -308,7 +314,7 @@ private:
       program.has_pending = false;
       // begin() never pulls from this program, so `next` stays valid through it.
       if (options_.record_steps)
-        overflow_[p].started.push_back(detail::StartedStep{
+        rare_[p].started.push_back(detail::StartedStep{
             next.kind, next.peer, next.kind == StepKind::compute ? 0 : next.bytes, start});
       begin(next, p, index, start);
       retire(p);
@@ -339,7 +345,7 @@ private:
     if (q == p) {
       programs_[p].blocked_on = wait_step; // a wait on itself is a dep
     } else {
-      overflow_[q].waiters.push_back(p);
+      rare_[q].waiters.push_back(p);
       awaited.has_waiters = true;
     }
     return false;
@@ -469,35 +475,47 @@ private:
     classes_to_share_ |= classes;
   }
 
-  void end(std::uint32_t p, std::uint32_t index, Picoseconds time) {
+  // Step `index` of program p ends at `time`. Runs twice per transfer: the rare cases (an end
+  // outside the window, recording, progress, waiters) are out of line, which keeps this inlined
+  // into transfer(); out of line it cost a ring at 8k ranks 10%.
+  [[gnu::always_inline]] void end(std::uint32_t p, std::uint32_t index, Picoseconds time) {
     Program& program = programs_[p];
-    if (index >= program.base) {
+    if (index >= program.base) [[likely]]
       program.ends[index - program.base] = time;
-    } else {
-      ProgramOverflow& overflow = overflow_[p];
-      for (auto& [far_index, far_end] : overflow.far)
-        if (far_index == index) far_end = time;
-      overflow.far_least_end = std::min(overflow.far_least_end, time);
-    }
+    else
+      end_far(p, index, time);
     last_end_ = std::max(last_end_, time);
-    if (options_.record_steps) {
-      const detail::StartedStep& step = overflow_[p].started[index - program.base];
-      result_.steps_recorded.push_back(StepRecord{rank_of(p), channel_of(p), step.kind, step.peer,
-                                                  step.bytes, step.start, time});
-    }
-    if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
-        !options_.progress(last_end_, steps_done_))
-      stopped_ = true;
+    if (options_.record_steps) [[unlikely]]
+      record(p, index, time);
+    if (++steps_done_ % kProgressInterval == 0) [[unlikely]]
+      report_progress();
     if (program.blocked_on == index) {
       program.blocked_on = kNotBlocked;
       enqueue(p);
     }
-    if (program.has_waiters) {
-      program.has_waiters = false;
-      for (const std::uint32_t waiter : overflow_[p].waiters) enqueue(waiter);
-      overflow_[p].waiters.clear();
-    }
+    if (program.has_waiters) [[unlikely]]
+      wake_waiters(p);
     if (index <= program.base) retire(p);
+  }
+
+  [[gnu::noinline]] void end_far(std::uint32_t p, std::uint32_t index, Picoseconds time) {
+    ProgramRare& rare = rare_[p];
+    for (auto& [far_index, far_end] : rare.far)
+      if (far_index == index) far_end = time;
+    rare.far_least_end = std::min(rare.far_least_end, time);
+  }
+  [[gnu::noinline]] void record(std::uint32_t p, std::uint32_t index, Picoseconds time) {
+    const detail::StartedStep& step = rare_[p].started[index - programs_[p].base];
+    result_.steps_recorded.push_back(
+        StepRecord{rank_of(p), channel_of(p), step.kind, step.peer, step.bytes, step.start, time});
+  }
+  [[gnu::noinline]] void report_progress() {
+    if (options_.progress && !options_.progress(last_end_, steps_done_)) stopped_ = true;
+  }
+  [[gnu::noinline]] void wake_waiters(std::uint32_t p) {
+    programs_[p].has_waiters = false;
+    for (const std::uint32_t waiter : rare_[p].waiters) enqueue(waiter);
+    rare_[p].waiters.clear();
   }
 
   // The end of started step `index` of program p: its time, kUnknown (not ended, or not
@@ -509,7 +527,7 @@ private:
       return offset < program.ends.size() ? program.ends[offset] : kUnknown;
     }
     if (program.has_far)
-      for (const auto& [far_index, far_end] : overflow_[p].far)
+      for (const auto& [far_index, far_end] : rare_[p].far)
         if (far_index == index) return far_end;
     return kRetired;
   }
@@ -519,28 +537,32 @@ private:
   // cross-program waits, the last `keep_ends_` ends stay known (a later wait may name one); a
   // wait on an end forgotten earlier makes the evaluation give up. Recording keeps every
   // started step in the window (its records are indexed alike).
-  // Inline, it runs after every step: usually the front neither ended by last_start nor has to
-  // leave the window.
-  void retire(std::uint32_t p) {
-    const Program& program = programs_[p];
-    if (program.ends.empty()) return;
-    const Picoseconds front = program.ends.front();
-    if ((front == kUnknown || front > program.last_start) && program.ends.size() <= window_ &&
-        !program.has_far)
-      return;
-    retire_slowly(p);
+  // Inline, it runs after every step: the common work (forgetting ended steps at the front) is
+  // here, moving ends out of the window and dropping moved ones out of line.
+  [[gnu::always_inline]] void retire(std::uint32_t p) {
+    Program& program = programs_[p];
+    while (!program.ends.empty() && program.ends.size() > keep_ends_) {
+      const Picoseconds front = program.ends.front();
+      if (front == kUnknown || front > program.last_start) break;
+      if (options_.record_steps) [[unlikely]]
+        rare_[p].started.pop_front();
+      program.ends.pop_front();
+      ++program.base;
+    }
+    if (program.ends.size() > window_ || program.has_far) [[unlikely]]
+      retire_slowly(p);
   }
-  void retire_slowly(std::uint32_t p) {
+  [[gnu::noinline]] void retire_slowly(std::uint32_t p) {
     Program& program = programs_[p];
     while (!program.ends.empty()) {
       const Picoseconds front = program.ends.front();
       const bool ended = front != kUnknown && front <= program.last_start;
       if (ended && program.ends.size() > keep_ends_) {
-        if (options_.record_steps) overflow_[p].started.pop_front();
+        if (options_.record_steps) rare_[p].started.pop_front();
       } else if (!ended && program.ends.size() > window_) {
-        ProgramOverflow& overflow = overflow_[p];
-        overflow.far.emplace_back(program.base, front);
-        if (front != kUnknown) overflow.far_least_end = std::min(overflow.far_least_end, front);
+        ProgramRare& rare = rare_[p];
+        rare.far.emplace_back(program.base, front);
+        if (front != kUnknown) rare.far_least_end = std::min(rare.far_least_end, front);
         program.has_far = true;
       } else {
         break;
@@ -548,20 +570,19 @@ private:
       program.ends.pop_front();
       ++program.base;
     }
-    if (program.has_far && overflow_[p].far_least_end <= program.last_start) prune_far(p);
+    if (program.has_far && rare_[p].far_least_end <= program.last_start) prune_far(p);
   }
 
   void prune_far(std::uint32_t p) {
     Program& program = programs_[p];
-    ProgramOverflow& overflow = overflow_[p];
-    std::erase_if(overflow.far, [&program](const std::pair<std::uint32_t, Picoseconds>& entry) {
+    ProgramRare& rare = rare_[p];
+    std::erase_if(rare.far, [&program](const std::pair<std::uint32_t, Picoseconds>& entry) {
       return entry.second != kUnknown && entry.second <= program.last_start;
     });
-    overflow.far_least_end = std::numeric_limits<Picoseconds>::max();
-    for (const auto& entry : overflow.far)
-      if (entry.second != kUnknown)
-        overflow.far_least_end = std::min(overflow.far_least_end, entry.second);
-    program.has_far = !overflow.far.empty();
+    rare.far_least_end = std::numeric_limits<Picoseconds>::max();
+    for (const auto& entry : rare.far)
+      if (entry.second != kUnknown) rare.far_least_end = std::min(rare.far_least_end, entry.second);
+    program.has_far = !rare.far.empty();
   }
 
   const topo::Topology& topology_;
@@ -574,6 +595,7 @@ private:
   std::vector<GpuRates> rates_;
   std::vector<Program, HugePageAllocator<Program>> programs_; // hot: what every visit touches
   std::vector<ProgramOverflow> overflow_;                     // cold: indexed like programs_
+  std::vector<ProgramRare> rare_;                             // colder: indexed like programs_
   RingWindow<std::uint32_t> worklist_;
   detail::ProgramNumbering numbering_;
   Picoseconds last_end_ = 0;

@@ -5,51 +5,60 @@
 // (count and first) and the rest in a PostedRest kept apart.
 #pragma once
 
-#include <algorithm>
+#include "ring_window.hpp"
+
 #include <cstdint>
-#include <vector>
 
 namespace ddlsim::sim::detail {
 
-// The entries after the first, with their peers in an array of their own: a hierarchical
-// leader's list holds its chain's 32 receives ahead of its ring's, and each ring match searched
-// past them; a search over 4-byte peers reads an eighth of the memory.
-template <typename Entry> struct PostedRest {
-  std::vector<std::int32_t> peers;
-  std::vector<Entry> entries;
-};
+// The entries after the first: a ring, because a program often runs several steps ahead of its
+// peer and the list is then consumed from the front.
+template <typename Entry> using PostedRest = RingWindow<Entry>;
+
+// The rarer halves of put_posted and take_posted, out of line so that their common cases (an
+// empty list, a list of one) inline into an engine's inner loop.
+template <typename Entry>
+[[gnu::noinline]] void put_posted_rest(PostedRest<Entry>& rest, const Entry& entry) {
+  rest.push_back(entry);
+}
+template <typename Entry>
+[[gnu::noinline]] void take_posted_first(Entry& first, PostedRest<Entry>& rest) {
+  first = rest.front();
+  rest.pop_front();
+}
+template <typename Entry>
+[[gnu::noinline]] bool take_posted_rest(PostedRest<Entry>& rest, std::int32_t peer, Entry& found) {
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i].peer != peer) continue;
+    found = rest[i];
+    rest.erase(i);
+    return true;
+  }
+  return false;
+}
 
 // Appends `entry` (from Entry::peer) to the list of `count` entries (`first`, then `rest`).
 template <typename Entry>
-void put_posted(std::uint32_t& count, Entry& first, PostedRest<Entry>& rest, const Entry& entry) {
-  if (count++ == 0) {
+[[gnu::always_inline]] inline void put_posted(std::uint32_t& count, Entry& first,
+                                              PostedRest<Entry>& rest, const Entry& entry) {
+  if (count++ == 0)
     first = entry;
-    return;
-  }
-  rest.peers.push_back(entry.peer);
-  rest.entries.push_back(entry);
+  else
+    put_posted_rest(rest, entry);
 }
 
 // Removes the first entry from `peer` into `found`; false if there is none.
 template <typename Entry>
-bool take_posted(std::uint32_t& count, Entry& first, PostedRest<Entry>& rest, std::int32_t peer,
-                 Entry& found) {
+[[gnu::always_inline]] inline bool take_posted(std::uint32_t& count, Entry& first,
+                                               PostedRest<Entry>& rest, std::int32_t peer,
+                                               Entry& found) {
   if (count == 0) return false;
   if (first.peer == peer) {
     found = first;
-    if (--count != 0) {
-      first = rest.entries.front();
-      rest.entries.erase(rest.entries.begin());
-      rest.peers.erase(rest.peers.begin());
-    }
+    if (--count != 0) take_posted_first(first, rest);
     return true;
   }
-  const auto at = std::find(rest.peers.begin(), rest.peers.end(), peer);
-  if (at == rest.peers.end()) return false;
-  const auto index = at - rest.peers.begin();
-  found = rest.entries[static_cast<std::size_t>(index)];
-  rest.entries.erase(rest.entries.begin() + index);
-  rest.peers.erase(at);
+  if (count == 1 || !take_posted_rest(rest, peer, found)) return false;
   --count;
   return true;
 }

@@ -28,6 +28,11 @@ public:
     head_ = (head_ + 1) & mask_;
     --size_;
   }
+  // Removes entry i, moving the later ones forward (O(size - i)).
+  void erase(std::size_t i) {
+    for (std::size_t j = i; j + 1 < size_; ++j) (*this)[j] = (*this)[j + 1];
+    --size_;
+  }
 
 private:
   void grow() {
