@@ -188,7 +188,7 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
-  engine.record_steps = true; // the metrics come from the step records
+  engine.record_steps = true; // the metrics come from the step records (see below)
   // The collectives' local steps run at the job's GPU preset rates (calibratable through the
   // workload's "gpu" object) when every GPU has the same preset; the engine's options hold one
   // rate for all ranks, so mixed clusters keep the engine's per-GPU table.
@@ -204,6 +204,8 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
     engine.copy_bytes_per_second = first.memory_efficiency * first.memory_bytes_per_second / 2;
   }
   sim::CollectiveTiming result;
+  models::IterationRecorder steps(plan->ranks);
+  bool recorded = false; // `steps` already holds every step
   if (scenario.engine.type == "flow") {
     sim::flow::FlowOptions flow;
     flow.model = scenario.engine.flow;
@@ -213,12 +215,18 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   } else if (scenario.engine.type == "packet") {
     result = simulate_training_packets(scenario, topology, router, plan, engine, details);
   } else {
+    // The metrics take each step as it is timed; the records themselves only for a trace.
+    engine.record_steps = timing != nullptr;
+    engine.on_step = [&steps](const sim::StepRecord& r) {
+      steps.add(r.rank, r.channel, r.start, r.end);
+    };
     result = sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
+    recorded = true;
   }
   if (!result.complete) return {};
-  models::IterationRecorder steps(plan->ranks);
-  for (const sim::StepRecord& r : result.steps_recorded)
-    steps.add(r.rank, r.channel, r.start, r.end);
+  if (!recorded)
+    for (const sim::StepRecord& r : result.steps_recorded)
+      steps.add(r.rank, r.channel, r.start, r.end);
   std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
   if (timing) *timing = std::move(result);
   return jobs;

@@ -287,7 +287,7 @@ private:
       if (next.has_wait && !wait_done(p)) return;
       const std::uint32_t index = program.next_start++;
       program.has_pending = false;
-      if (options_.record_steps)
+      if (recording_)
         overflow_[p].started.push_back(StartedStep{
             next.kind, next.peer, next.kind == StepKind::compute ? 0 : next.bytes, now_});
       // begin() never pulls from this program, so `next` stays valid through it.
@@ -459,14 +459,20 @@ private:
     if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
         !options_.progress(now_, steps_done_))
       stopped_ = true;
-    if (options_.record_steps) {
+    if (recording_) {
       const StartedStep& step = overflow.started[ref.index - program.base];
-      result_.steps_recorded.push_back(StepRecord{rank_of(ref.program), channel_of(ref.program),
-                                                  step.kind, step.peer, step.bytes, step.start,
-                                                  now_});
+      const StepRecord record{rank_of(ref.program),
+                              channel_of(ref.program),
+                              step.kind,
+                              step.peer,
+                              step.bytes,
+                              step.start,
+                              now_};
+      if (options_.on_step) options_.on_step(record);
+      if (options_.record_steps) result_.steps_recorded.push_back(record);
     }
     const std::uint32_t retired = program.mark_done(ref.index, overflow);
-    if (options_.record_steps)
+    if (recording_)
       for (std::uint32_t i = 0; i < retired; ++i) overflow.started.pop_front();
     start_ready(ref.program);
     if (program.has_waiters) {
@@ -510,6 +516,8 @@ private:
   Picoseconds last_completion_ = 0;
   std::uint64_t steps_done_ = 0;
   bool stopped_ = false;
+  // Steps are recorded for CollectiveTiming::steps_recorded, AnalyticOptions::on_step or both.
+  const bool recording_ = options_.record_steps || options_.on_step != nullptr;
   CollectiveTiming result_;
 };
 

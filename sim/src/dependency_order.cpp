@@ -171,7 +171,7 @@ public:
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
     numbering_.channels = static_cast<std::uint32_t>(schedule.channels());
-    if (options.record_steps) window_ = detail::kMaxProgramSteps; // records are indexed alike
+    if (recording_) window_ = detail::kMaxProgramSteps; // records are indexed alike
     programs_.resize(static_cast<std::size_t>(ranks) * numbering_.channels);
     overflow_.resize(programs_.size());
     rare_.resize(programs_.size());
@@ -313,7 +313,7 @@ private:
       program.last_start = start;
       program.has_pending = false;
       // begin() never pulls from this program, so `next` stays valid through it.
-      if (options_.record_steps)
+      if (recording_)
         rare_[p].started.push_back(detail::StartedStep{
             next.kind, next.peer, next.kind == StepKind::compute ? 0 : next.bytes, start});
       begin(next, p, index, start);
@@ -485,7 +485,7 @@ private:
     else
       end_far(p, index, time);
     last_end_ = std::max(last_end_, time);
-    if (options_.record_steps) [[unlikely]]
+    if (recording_) [[unlikely]]
       record(p, index, time);
     if (++steps_done_ % kProgressInterval == 0) [[unlikely]]
       report_progress();
@@ -506,8 +506,10 @@ private:
   }
   [[gnu::noinline]] void record(std::uint32_t p, std::uint32_t index, Picoseconds time) {
     const detail::StartedStep& step = rare_[p].started[index - programs_[p].base];
-    result_.steps_recorded.push_back(
-        StepRecord{rank_of(p), channel_of(p), step.kind, step.peer, step.bytes, step.start, time});
+    const StepRecord record{rank_of(p), channel_of(p), step.kind, step.peer,
+                            step.bytes, step.start,    time};
+    if (options_.on_step) options_.on_step(record);
+    if (options_.record_steps) result_.steps_recorded.push_back(record);
   }
   [[gnu::noinline]] void report_progress() {
     if (options_.progress && !options_.progress(last_end_, steps_done_)) stopped_ = true;
@@ -544,7 +546,7 @@ private:
     while (!program.ends.empty() && program.ends.size() > keep_ends_) {
       const Picoseconds front = program.ends.front();
       if (front == kUnknown || front > program.last_start) break;
-      if (options_.record_steps) [[unlikely]]
+      if (recording_) [[unlikely]]
         rare_[p].started.pop_front();
       program.ends.pop_front();
       ++program.base;
@@ -558,7 +560,7 @@ private:
       const Picoseconds front = program.ends.front();
       const bool ended = front != kUnknown && front <= program.last_start;
       if (ended && program.ends.size() > keep_ends_) {
-        if (options_.record_steps) rare_[p].started.pop_front();
+        if (recording_) rare_[p].started.pop_front();
       } else if (!ended && program.ends.size() > window_) {
         ProgramRare& rare = rare_[p];
         rare.far.emplace_back(program.base, front);
@@ -588,6 +590,8 @@ private:
   const topo::Topology& topology_;
   topo::Router& router_;
   const AnalyticOptions& options_;
+  // Steps are recorded for CollectiveTiming::steps_recorded, AnalyticOptions::on_step or both.
+  const bool recording_ = options_.record_steps || options_.on_step != nullptr;
   std::uint8_t shared_classes_ = 0;
   std::uint8_t classes_to_share_ = 0;
   std::vector<LinkUse, HugePageAllocator<LinkUse>> links_;

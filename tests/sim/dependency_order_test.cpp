@@ -211,3 +211,37 @@ TEST_CASE("dependency order times cross-program waits as the event-driven engine
     CHECK(fast->time == simulate_analytic(topology, router, schedule, events_only).time);
   }
 }
+
+TEST_CASE("on_step hands over every step record, in steps_recorded's order, on both evaluations") {
+  const topo::Topology topology = star(8, 1.25e10);
+  topo::Router router(topology);
+  coll::CollectiveCall call;
+  call.ranks = 8;
+  call.bytes = 1 << 20;
+  call.algorithm = "ring";
+  for (const bool dependency_order : {true, false}) {
+    INFO("dependency order: " << dependency_order);
+    std::vector<StepRecord> handed;
+    AnalyticOptions options;
+    options.try_dependency_order = dependency_order;
+    options.record_steps = true;
+    options.on_step = [&handed](const StepRecord& record) { handed.push_back(record); };
+    const CollectiveTiming timing =
+        simulate_analytic(topology, router, coll::Schedule::make(call), options);
+    CHECK(timing.evaluated_in_dependency_order == dependency_order);
+    REQUIRE(handed.size() == timing.steps);
+    REQUIRE(timing.steps_recorded.size() == timing.steps);
+    for (std::size_t i = 0; i < handed.size(); ++i) {
+      CHECK(handed[i].rank == timing.steps_recorded[i].rank);
+      CHECK(handed[i].start == timing.steps_recorded[i].start);
+      CHECK(handed[i].end == timing.steps_recorded[i].end);
+    }
+    // Without record_steps the records are only handed over.
+    options.record_steps = false;
+    handed.clear();
+    const CollectiveTiming quiet =
+        simulate_analytic(topology, router, coll::Schedule::make(call), options);
+    CHECK(quiet.steps_recorded.empty());
+    CHECK(handed.size() == quiet.steps);
+  }
+}
