@@ -267,10 +267,7 @@ private:
       throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
                              std::to_string(channel_of(p)) + " has more than 2^31 steps");
     program.pending.assign(*step);
-    if (step->has_wait()) {
-      overflow_[p].pending_wait_channel = step->wait_channel;
-      overflow_[p].pending_wait_step = step->wait_step;
-    }
+    if (step->has_wait()) overflow_[p].pending_wait_step = step->wait_step;
     program.has_pending = true;
     ++result_.steps;
     return true;
@@ -284,7 +281,7 @@ private:
       const PendingStep& next = program.pending;
       for (std::uint8_t d = 0; d < next.dep_count; ++d)
         if (!program.is_done(next.deps[d], overflow_[p])) return;
-      if (next.has_wait && !wait_done(p)) return;
+      if (next.has_wait() && !wait_done(p)) return;
       const std::uint32_t index = program.next_start++;
       program.has_pending = false;
       if (recording_)
@@ -299,7 +296,7 @@ private:
   // registered to retry when the awaited program completes a step.
   bool wait_done(std::uint32_t p) {
     const std::int32_t rank = rank_of(p);
-    const std::uint16_t wait_channel = overflow_[p].pending_wait_channel;
+    const std::uint16_t wait_channel = programs_[p].pending.wait_channel;
     if (wait_channel >= numbering_.channels)
       throw std::logic_error("rank " + std::to_string(rank) + " channel " +
                              std::to_string(channel_of(p)) + " waits for channel " +

@@ -18,16 +18,16 @@
 // Link sharing is checked as transfers are timed: each link keeps the end of the latest byte
 // interval it carried. A transfer whose bytes would start before that end either shares the link
 // or merely arrived out of time order; this check cannot tell the two apart, so both make the
-// evaluation give up, and simulate_analytic runs the event-driven engine from the start. So does a
-// cross-program wait (training workloads), a schedule that cannot finish (the event-driven engine
-// then names the stuck step), and a program of more than 2^31 steps.
+// attempt give up and name the link's class. The next attempt times the transfers on that class
+// event-driven (SharedLinkFlows), with sharing. Cross-program waits (training iterations) are
+// followed like deps. simulate_analytic runs the event-driven engine only when no attempt can
+// succeed: a wait on an end forgotten already, a schedule that cannot finish (the event-driven
+// engine then names the stuck step), or a program of more than 2^31 steps.
 #include "ddlsim/sim/analytic_engine.hpp"
 
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
-#include "peer_fifo.hpp"
-#include "program_state.hpp"
-#include "ring_window.hpp"
+#include "dependency_order_state.hpp"
 #include "round_half_away.hpp"
 #include "shared_link_flows.hpp"
 
@@ -40,10 +40,8 @@ namespace ddlsim::sim {
 namespace {
 
 using coll::StepKind;
+using namespace detail::dependency_order;
 
-constexpr Picoseconds kUnknown = -1; // an end time not known yet
-constexpr Picoseconds kRetired = -2; // an end no later step needs: at or before last_start
-constexpr std::uint32_t kNotBlocked = 0xffffffffu;
 constexpr int kStepsPerVisit = 16;
 // Ends kept per program once waits appear: training programs wait on steps a few hundred back.
 constexpr std::uint32_t kEndsKeptForWaits = 4096;
@@ -55,108 +53,6 @@ constexpr std::uint32_t kWindowSteps = 64;
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
   return detail::round_half_away(static_cast<double>(bytes) / bytes_per_second * 1e12);
 }
-
-// A started send or receive that has not met its partner yet, kept by the receiving program (as
-// in the event-driven engine, plus the start time the transfer needs).
-struct Posted {
-  std::uint64_t bytes = 0;
-  Picoseconds start = 0;
-  std::int32_t peer = 0;        // the sending rank (a send) or the rank received from (a receive)
-  std::uint32_t index : 31 = 0; // the send's step in its program, or the receive's in its own
-  std::uint32_t reduce : 1 = 0; // a recv_reduce
-};
-
-// Rule 2's matching (peer_fifo.hpp): the first entry inline, the rest in ProgramOverflow.
-struct PostedList {
-  std::uint32_t count = 0;
-  Posted first;
-
-  void put(const Posted& posted, detail::PostedRest<Posted>& rest) {
-    detail::put_posted(count, first, rest, posted);
-  }
-  bool take(std::int32_t peer, Posted& found, detail::PostedRest<Posted>& rest) {
-    return detail::take_posted(count, first, rest, peer, found);
-  }
-};
-
-// What a program needs now and then: the posted sends and receives beyond the first of each
-// (48 bytes per program, beside nothing else, so that a ring touching them stays in cache).
-struct ProgramOverflow {
-  detail::PostedRest<Posted> sends_in;
-  detail::PostedRest<Posted> receives;
-};
-
-// What a program seldom needs.
-struct ProgramRare {
-  // Programs of its rank whose next step waits (rule 1) for one of its steps to end.
-  std::vector<std::uint32_t> waiters;
-  RingWindow<detail::StartedStep> started; // steps [base, ..), only when recording
-  // Steps before Program::base whose end is unknown or after last_start, as (index, end), and
-  // the least end among them that is known (they are dropped once last_start reaches it).
-  std::vector<std::pair<std::uint32_t, Picoseconds>> far;
-  Picoseconds far_least_end = std::numeric_limits<Picoseconds>::max();
-};
-
-// What the evaluation needs of the next step of a program.
-struct NextStep {
-  std::uint64_t bytes = 0; // a compute step's duration in picoseconds
-  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
-  std::int32_t peer = -1;
-  StepKind kind = StepKind::send;
-  std::uint8_t dep_count = 0;
-  std::uint16_t wait_channel = coll::kNoWait; // rule 1's cross-program wait, if any (its step
-                                              // is Program::pending_wait_step)
-
-  // Field by field into place: building a temporary and copying it made the loads of the copy
-  // wait on the stores that built it (a store-forwarding stall), a fifth of the time on a ring.
-  void assign(const coll::Step& step) {
-    bytes = step.kind == StepKind::compute ? static_cast<std::uint64_t>(std::llround(step.param))
-                                           : step.bytes;
-    deps = step.deps;
-    peer = step.peer;
-    kind = step.kind;
-    dep_count = step.dep_count;
-    wait_channel = step.wait_channel;
-  }
-};
-
-// A program's state during the evaluation, laid out for 16k-rank schedules: one visit touches
-// it all, and each cache line of it is a miss there.
-struct alignas(64) Program {
-  coll::StepStream stream;
-  NextStep pending;             // step base + ends.size(), when has_pending
-  Picoseconds last_start = 0;   // start of the latest started step
-  RingWindow<Picoseconds> ends; // end times of steps [base, base + size), kUnknown until known
-  std::uint32_t base = 0;       // steps before base ended by last_start: no later step waits
-  std::uint32_t blocked_on = kNotBlocked; // the step whose end the pending step needs
-  PostedList sends_in;                    // sends to this program that found no receive yet
-  PostedList receives;                    // receives of this program that found no send yet
-  // The path to the last peer sent to (rings send to one peer over and over).
-  const topo::Path* path = nullptr;
-  Picoseconds path_latency = 0;
-  double path_rate = 0;          // bottleneck bandwidth, bytes per second
-  std::uint8_t path_classes = 0; // bit per LinkClass of its links
-  std::int32_t path_peer = -1;
-  std::uint32_t pending_wait_step = 0; // with NextStep::wait_channel
-  // One byte of flags, so that the state stays within three cache lines.
-  bool has_pending : 1 = false;
-  bool exhausted : 1 = false;
-  bool queued : 1 = false;
-  bool has_waiters : 1 = false; // ProgramRare::waiters is not empty
-  bool has_far : 1 = false;     // ProgramRare::far is not empty
-
-  std::uint32_t next_index() const { return base + static_cast<std::uint32_t>(ends.size()); }
-};
-
-// Three cache lines: a visit touches the first two, and a transfer the third.
-static_assert(sizeof(Program) == 192);
-
-// The latest byte interval a link carried: [.., until], and whether one of zero length sits at
-// `until` (the event-driven engine has it on the link while it starts others at that instant).
-struct LinkUse {
-  Picoseconds until = std::numeric_limits<Picoseconds>::min();
-  bool zero_length_at_until = false;
-};
 
 class DependencyOrderRun {
 public:
@@ -224,7 +120,9 @@ private:
 
   // Prefetching: the worklist says which programs come next. At 16k ranks a program's state, its
   // window of end times and its next buffered step are cache misses; fetching them a few
-  // programs ahead overlaps those misses. It changes nothing else.
+  // programs ahead overlaps those misses. It changes nothing else. The empty volatile asm keeps
+  // GCC from deleting a call to a function whose only effect is prefetching (ipa-pure-const; see
+  // analytic_engine.cpp).
   static constexpr std::size_t kAheadState = 8, kAheadData = 4, kAheadLinks = 2;
   void prefetch_ahead() const {
     if (worklist_.size() > kAheadState) {
@@ -244,6 +142,7 @@ private:
       if (program.path != nullptr)
         for (const topo::LinkId link : *program.path) __builtin_prefetch(&links_[link], 1, 3);
     }
+    asm volatile("");
   }
 
   void enqueue(std::uint32_t p) {
@@ -296,7 +195,7 @@ private:
         return;
       }
       if (!program.has_pending && !pull(program)) return;
-      const NextStep& next = program.pending;
+      const detail::PendingStep& next = program.pending;
       Picoseconds start = program.last_start;
       for (std::uint8_t d = 0; d < next.dep_count; ++d) {
         const std::uint32_t dep = next.deps[d];
@@ -307,7 +206,7 @@ private:
         }
         start = std::max(start, end); // kRetired is below every time
       }
-      if (next.wait_channel != coll::kNoWait && !wait_end(p, next, start)) return;
+      if (next.has_wait() && !wait_end(p, next, start)) return;
       const std::uint32_t index = program.next_index();
       program.ends.push_back(kUnknown);
       program.last_start = start;
@@ -325,7 +224,7 @@ private:
   // end and returns true, or registers p to be visited again when the awaited program ends a
   // step and returns false. Gives up on what only the event-driven engine can tell: a channel
   // the schedule lacks (it names it) or an end forgotten before the wait was seen.
-  bool wait_end(std::uint32_t p, const NextStep& next, Picoseconds& start) {
+  bool wait_end(std::uint32_t p, const detail::PendingStep& next, Picoseconds& start) {
     if (next.wait_channel >= numbering_.channels) {
       give_up();
       return false;
@@ -351,7 +250,8 @@ private:
     return false;
   }
 
-  void begin(const NextStep& step, std::uint32_t p, std::uint32_t index, Picoseconds start) {
+  void begin(const detail::PendingStep& step, std::uint32_t p, std::uint32_t index,
+             Picoseconds start) {
     const std::int32_t rank = rank_of(p);
     const std::uint16_t channel = channel_of(p);
     if (step.kind == StepKind::send) {

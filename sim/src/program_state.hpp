@@ -69,7 +69,8 @@ struct PendingStep {
   std::int32_t peer = -1;
   coll::StepKind kind = coll::StepKind::send;
   std::uint8_t dep_count = 0;
-  bool has_wait = false;
+  std::uint16_t wait_channel = coll::kNoWait; // rule 1's cross-program wait, if any (its step is
+                                              // kept apart by each engine: it is rarely set)
 
   // Field by field into place: building a PendingStep and copying it in made the loads of the
   // copy wait on the stores that built it (a store-forwarding stall on every pulled step).
@@ -81,8 +82,9 @@ struct PendingStep {
     peer = step.peer;
     kind = step.kind;
     dep_count = step.dep_count;
-    has_wait = step.has_wait();
+    wait_channel = step.wait_channel;
   }
+  bool has_wait() const { return wait_channel != coll::kNoWait; }
 };
 static_assert(sizeof(PendingStep) == 32);
 
@@ -103,8 +105,7 @@ struct ProgramOverflow {
   // they retry when a step of this program completes. Empty outside training workloads.
   std::vector<std::uint32_t> waiters;
   RingWindow<StartedStep> started; // steps [base, next_start), only when recording
-  // The wait of the pending step, when PendingStep::has_wait.
-  std::uint16_t pending_wait_channel = coll::kNoWait;
+  // The step the pending step waits for, when PendingStep::has_wait().
   std::uint32_t pending_wait_step = 0;
 };
 

@@ -149,6 +149,15 @@ void check_sweep(const topo::Topology& topology, const std::vector<int>& rank_co
   CHECK(tally.shared >= 50);
 }
 
+// A 1 MiB ring all-reduce on 8 ranks.
+coll::CollectiveCall ring_of_8() {
+  coll::CollectiveCall call;
+  call.ranks = 8;
+  call.bytes = 1 << 20;
+  call.algorithm = "ring";
+  return call;
+}
+
 } // namespace
 
 TEST_CASE("dependency order gives the event-driven timing: uniform star, odd sizes") {
@@ -173,10 +182,7 @@ TEST_CASE("dependency order gives the event-driven timing: zero-picosecond trans
 TEST_CASE("dependency order: a flat ring has its links alone, direct all-to-all shares them") {
   const topo::Topology topology = star(8, 1.25e10);
   topo::Router router(topology);
-  coll::CollectiveCall ring;
-  ring.ranks = 8;
-  ring.bytes = 1 << 20;
-  ring.algorithm = "ring";
+  const coll::CollectiveCall ring = ring_of_8();
   const std::optional<CollectiveTiming> alone =
       simulate_dependency_order(topology, router, coll::Schedule::make(ring), AnalyticOptions{});
   REQUIRE(alone.has_value());
@@ -215,10 +221,7 @@ TEST_CASE("dependency order times cross-program waits as the event-driven engine
 TEST_CASE("on_step hands over every step record, in steps_recorded's order, on both evaluations") {
   const topo::Topology topology = star(8, 1.25e10);
   topo::Router router(topology);
-  coll::CollectiveCall call;
-  call.ranks = 8;
-  call.bytes = 1 << 20;
-  call.algorithm = "ring";
+  const coll::CollectiveCall call = ring_of_8();
   for (const bool dependency_order : {true, false}) {
     INFO("dependency order: " << dependency_order);
     std::vector<StepRecord> handed;

@@ -4,8 +4,8 @@
 // the event-driven one (events over step completions, in time order), and the dependency-order
 // one, tried first: it computes each step's times from its dependencies program by program,
 // without an event queue, and times event-driven only the transfers on link classes where it
-// found sharing (simulate_dependency_order below). The second is 3 to 5 times faster on 16k-rank
-// rings and hierarchical all-reduces.
+// found sharing (simulate_dependency_order below). The second was 1.3 to 2.5 times faster on the
+// 4k and 16k-rank benchmarks (README, Benchmarks).
 //
 // What it models: a transfer waits out its path latency (sum of link latencies) plus the
 // per-step overhead, then moves its bytes at the max-min fair share of every link it crosses
