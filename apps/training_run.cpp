@@ -188,7 +188,6 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
   auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
-  engine.record_steps = true; // the metrics come from the step records (see below)
   // The collectives' local steps run at the job's GPU preset rates (calibratable through the
   // workload's "gpu" object) when every GPU has the same preset; the engine's options hold one
   // rate for all ranks, so mixed clusters keep the engine's per-GPU table.
@@ -210,7 +209,7 @@ std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
     sim::flow::FlowOptions flow;
     flow.model = scenario.engine.flow;
     copy_shared_settings(engine, flow);
-    flow.record_steps = true;
+    flow.record_steps = true; // the metrics come from the step records
     result = sim::flow::simulate_flow(topology, router, models::iteration_schedule(plan), flow);
   } else if (scenario.engine.type == "packet") {
     result = simulate_training_packets(scenario, topology, router, plan, engine, details);
