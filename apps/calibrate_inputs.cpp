@@ -131,4 +131,21 @@ void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib
   fit.optional_protocol = choice.optional;
 }
 
+// The calibrations the scenario itself runs with: its "calibration" files, each on its node
+// groups, or its engine settings alone.
+std::vector<calib::Calibration> scenario_calibrations(const std::string& scenario_file) {
+  const Scenario scenario = load_scenario_file(scenario_file);
+  std::vector<calib::Calibration> calibrations;
+  for (const Scenario::CalibrationRef& ref : scenario.calibrations) {
+    calibrations.push_back(calib::read_calibration_file(ref.file));
+    if (!ref.node_groups.empty()) calibrations.back().node_groups = ref.node_groups;
+  }
+  if (!calibrations.empty()) return calibrations;
+  calib::Calibration c;
+  c.protocols.front().per_step_overhead = scenario.engine.per_step_overhead;
+  c.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
+  c.launch_overhead = scenario.engine.launch_overhead;
+  return {c};
+}
+
 } // namespace ddlsim::cli

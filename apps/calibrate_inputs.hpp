@@ -46,4 +46,8 @@ void choose_protocols(const std::string& flag, LoadedMeasurements& loaded, calib
 // nominal values, and cross-validation does not see a calibration fitted on all points).
 Scenario load_uncalibrated_scenario(const std::string& file);
 
+// The calibrations the scenario file runs with (what `ddlsim validate` checks without
+// --calibration): its "calibration" files, each on its node groups, or its engine settings alone.
+std::vector<calib::Calibration> scenario_calibrations(const std::string& scenario_file);
+
 } // namespace ddlsim::cli

@@ -13,6 +13,8 @@ constexpr int kExitRealRunFailed = 5;
 
 std::string version_text() {
   std::string text = "ddlsim " DDLSIM_VERSION;
+  if (const std::string commit = DDLSIM_GIT_DESCRIBE; !commit.empty())
+    text += " (git " + commit + ")";
 #ifdef DDLSIM_WITH_CUDA
   text += " (GPU backends built)";
 #else

@@ -3,10 +3,10 @@
 // --cross-validate, fits on a subset and predicts the rest; --plot draws measured vs simulated.
 #include "calibrate_inputs.hpp"
 #include "commands.hpp"
+#include "data_files.hpp"
 #include "ddlsim/calibrate/validation.hpp"
 #include "ddlsim/core/input_error.hpp"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -26,23 +26,6 @@ struct ValidateOptions {
   int max_iterations = 100;
 };
 
-// The calibrations the scenario itself runs with: its "calibration" files, each on its node
-// groups, or its engine settings alone.
-std::vector<calib::Calibration> scenario_calibrations(const std::string& scenario_file) {
-  const Scenario scenario = load_scenario_file(scenario_file);
-  std::vector<calib::Calibration> calibrations;
-  for (const Scenario::CalibrationRef& ref : scenario.calibrations) {
-    calibrations.push_back(calib::read_calibration_file(ref.file));
-    if (!ref.node_groups.empty()) calibrations.back().node_groups = ref.node_groups;
-  }
-  if (!calibrations.empty()) return calibrations;
-  calib::Calibration c;
-  c.protocols.front().per_step_overhead = scenario.engine.per_step_overhead;
-  c.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
-  c.launch_overhead = scenario.engine.launch_overhead;
-  return {c};
-}
-
 void write_plot(const calib::ValidationReport& report, const std::string& png) {
   const std::string data = png + ".json";
   {
@@ -50,12 +33,10 @@ void write_plot(const calib::ValidationReport& report, const std::string& png) {
     if (!out) throw InputError(data, "cannot write the plot data");
     out << calib::to_json(report).dump(1) << "\n";
   }
-  const std::filesystem::path script =
-      std::filesystem::path(DDLSIM_SOURCE_DIR) / "scripts" / "plot_validation.py";
-  const std::string command =
-      "/usr/bin/python3 '" + script.string() + "' '" + data + "' -o '" + png + "'";
-  if (std::system(command.c_str()) != 0)
-    throw InputError("--plot " + png, "the plot failed (" + command +
+  const std::vector<std::string> command{
+      "/usr/bin/python3", data_file("scripts/plot_validation.py").string(), data, "-o", png};
+  if (run_program(command) != 0)
+    throw InputError("--plot " + png, "the plot failed (/usr/bin/python3 " + command[1] +
                                           "); is matplotlib installed for /usr/bin/python3?");
   std::filesystem::remove(data);
   std::cout << "# wrote " << png << "\n";
