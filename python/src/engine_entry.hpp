@@ -1,0 +1,21 @@
+// What the Python module runs a scenario with: the library entries behind `ddlsim run` and the
+// evaluation of one `ddlsim plan` point. Kept apart from the bindings so the bindings do not
+// depend on where these entries live.
+#pragma once
+
+#include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/planning/point_result.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+
+#include <string>
+
+namespace ddlsim::python {
+
+// The report `ddlsim run SCENARIO --json FILE` writes; `label` names the scenario in it.
+// Throws InputError for what the engines cannot run, or when the run stops before its end.
+Json run_report(const Scenario& scenario, const std::string& label);
+
+// One plan point (a scenario without a sweep), as `ddlsim plan` evaluates it.
+plan::PointMetrics evaluate_plan_point(const Scenario& scenario);
+
+} // namespace ddlsim::python
