@@ -55,4 +55,12 @@ plan::PointMetrics evaluate_plan_point(const Scenario& scenario) {
   return cli::evaluate_point(scenario);
 }
 
+std::string engine_name(const Scenario& scenario) {
+  return scenario.engine.type;
+}
+
+bool runs_in_child_process(const Scenario& scenario) {
+  return scenario.engine.type == "flow";
+}
+
 } // namespace ddlsim::python

@@ -18,4 +18,10 @@ Json run_report(const Scenario& scenario, const std::string& label);
 // One plan point (a scenario without a sweep), as `ddlsim plan` evaluates it.
 plan::PointMetrics evaluate_plan_point(const Scenario& scenario);
 
+// The name of the scenario's engine ("analytic", "flow", "packet").
+std::string engine_name(const Scenario& scenario);
+
+// Whether its engine forks a child process per simulation (points then run one at a time).
+bool runs_in_child_process(const Scenario& scenario);
+
 } // namespace ddlsim::python

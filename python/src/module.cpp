@@ -73,7 +73,7 @@ std::string plan(const Scenario& scenario, const std::string& origin, unsigned t
   // The flow engine forks a SimGrid child per simulation; forking from several threads at once
   // is not safe, so flow points run one at a time (as in `ddlsim plan`).
   const bool forks =
-      scenario.engine.type == "flow" ||
+      runs_in_child_process(scenario) ||
       std::any_of(scenario.sweep.begin(), scenario.sweep.end(),
                   [](const SweepAxis& axis) { return axis.pointer.starts_with("/engine"); });
   std::vector<plan::PointResult> results =
@@ -128,7 +128,7 @@ PYBIND11_MODULE(_ddlsim, m) {
       .def_readonly("name", &Scenario::name)
       .def_readonly("seed", &Scenario::seed)
       .def_property_readonly("workload_type", [](const Scenario& s) { return s.workload.type; })
-      .def_property_readonly("engine_type", [](const Scenario& s) { return s.engine.type; })
+      .def_property_readonly("engine_type", &native::engine_name)
       .def_property_readonly("sweep_points", [](const Scenario& s) { return sweep_point_count(s); })
       .def("resolved_json", [](const Scenario& s) { return s.resolved.dump(); });
 
