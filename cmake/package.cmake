@@ -97,10 +97,13 @@ foreach(dir IN LISTS _ddlsim_header_dirs)
   install(DIRECTORY "${dir}/" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 
-# Data: the bundled scenarios (presets, examples, papers, validation, schema), the model zoo and
-# the plot scripts `ddlsim validate --plot` runs. The build tree mirrors this layout under
+# Data: the bundled scenarios (presets, examples, papers, validation, schema), the node presets,
+# the model zoo and the plot scripts `ddlsim validate --plot` runs. (The presets and the zoo are
+# also compiled in; these copies are for people to read and start from.) The build tree mirrors this layout under
 # share/ddlsim (links into the sources), so the command finds its data the same way in both.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/scenarios/" DESTINATION ${DDLSIM_INSTALL_DATADIR}/scenarios)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/topologies/presets/"
+        DESTINATION ${DDLSIM_INSTALL_DATADIR}/node-presets)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/models/zoo/" DESTINATION ${DDLSIM_INSTALL_DATADIR}/zoo)
 set(DDLSIM_PLOT_SCRIPTS plot.py plot_validation.py)
 foreach(script IN LISTS DDLSIM_PLOT_SCRIPTS)
@@ -110,6 +113,7 @@ endforeach()
 set(_build_data "${PROJECT_BINARY_DIR}/${DDLSIM_INSTALL_DATADIR}")
 file(MAKE_DIRECTORY "${_build_data}/scripts")
 file(CREATE_LINK "${PROJECT_SOURCE_DIR}/scenarios" "${_build_data}/scenarios" SYMBOLIC)
+file(CREATE_LINK "${PROJECT_SOURCE_DIR}/topologies/presets" "${_build_data}/node-presets" SYMBOLIC)
 file(CREATE_LINK "${PROJECT_SOURCE_DIR}/models/zoo" "${_build_data}/zoo" SYMBOLIC)
 foreach(script IN LISTS DDLSIM_PLOT_SCRIPTS)
   file(CREATE_LINK "${PROJECT_SOURCE_DIR}/scripts/${script}" "${_build_data}/scripts/${script}"

@@ -17,7 +17,7 @@ check "the prefix holds the command, libraries, headers, package files and data"
   [[ -x '$ddlsim' && -f '$prefix/lib/libddlsim_core.a' && -f '$prefix/include/ddlsim/sim/analytic_engine.hpp' &&
      -f '$prefix/lib/cmake/ddlsim/ddlsimConfig.cmake' && -f '$prefix/lib/pkgconfig/ddlsim.pc' &&
      -f '$share/scenarios/default.json' && -f '$share/scenarios/presets/cloud-v100-25g.json' &&
-     -f '$share/zoo/resnet50.json' && -x '$share/scripts/plot.py' && -x '$share/scripts/plot_validation.py' ]]"
+     -f '$share/zoo/resnet50.json' && -f '$share/node-presets/dgx-h100.json' && -x '$share/scripts/plot.py' && -x '$share/scripts/plot_validation.py' ]]"
 check "no path of the source or build tree is compiled into the installed command" bash -c "
   ! grep -qF '$source_dir' '$ddlsim'"
 check "ddlsim --version names version $("$build/apps/ddlsim" --version | cut -d' ' -f2)" bash -c "
