@@ -51,6 +51,18 @@ check "a consumer builds with g++ \$(pkg-config --cflags --libs ddlsim)" bash -c
     \$(pkg-config --cflags --libs ddlsim)"
 check "... and simulates the same time" consumer_matches "$work/consumer-pc"
 
+# The Python module, installed beside the rest (where Python was found at build time), imported
+# from the prefix by Debian's interpreter and run on an installed scenario.
+python_dir=$(find "$prefix/lib" -path '*-packages/ddlsim/__init__.py' -printf '%h\n' 2>/dev/null | head -1)
+if [[ -n "$python_dir" ]]; then
+  check "the installed Python module runs an installed scenario to the same time" bash -c "
+    cd '$work' && PYTHONPATH='$(dirname "$python_dir")' /usr/bin/python3 -c '
+import ddlsim, sys
+assert str(ddlsim.data_dir()) == sys.argv[1], ddlsim.data_dir()
+report = ddlsim.run(ddlsim.bundled_scenario(\"default.json\"))
+print(\"time_ps\", report[\"results\"][0][\"time_ps\"])' '$share' | grep -qx 'time_ps $expected_ps'"
+fi
+
 # validate --plot runs the installed plot script without a shell: paths with spaces and quotes.
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   odd="$work/it's a \"plot\" dir"
