@@ -154,13 +154,10 @@ void Executor::report_deadlock() const {
   std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::string>> stuck;
   std::size_t programs = 0;
   for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
-    const auto& program = runner_.program(id);
-    if (StepRunner<Executor>::finished(program)) continue;
+    const ProgramCursor& cursor = runner_.program(id).cursor;
+    if (cursor.finished()) continue;
     ++programs;
-    if (!program.has_next) continue;
-    const auto index = static_cast<std::uint32_t>(program.done.size());
-    stuck.push_back(
-        {{id, index}, where(id, index, program.next) + " waits for " + runner_.blockers(id)});
+    if (cursor.has_next()) stuck.push_back({{id, cursor.started()}, runner_.describe_pending(id)});
   }
   messages_.for_each_unmatched([&](const Started& s, bool is_send) {
     stuck.push_back({{s.program, s.index},

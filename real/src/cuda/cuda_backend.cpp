@@ -135,7 +135,7 @@ public:
     runner_.drain();
     for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
       const auto& program = runner_.program(id);
-      if (program.has_next || !program.ended)
+      if (program.cursor.has_next() || !program.cursor.ended())
         throw CudaFailure("rank " + std::to_string(program.rank) + " ch " +
                           std::to_string(program.channel) +
                           " cannot go on (a deadlock in the schedule)");

@@ -130,9 +130,9 @@ Clock::time_point RankEngine::finish_computes() {
 
 bool RankEngine::blocks(coll::StepRef ref) const {
   for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
-    const auto& waiter = runner_.program(id);
-    if (!waiter.has_next) continue;
-    const coll::Step& next = waiter.next;
+    const coll::ProgramCursor& waiter = runner_.program(id).cursor;
+    if (!waiter.has_next()) continue;
+    const coll::Step& next = waiter.pending();
     if (id == ref.program)
       for (std::size_t d = 0; d < next.dep_count; ++d)
         if (next.deps[d] == ref.index) return true;
@@ -150,13 +150,8 @@ std::string RankEngine::where(coll::StepRef ref) const {
 std::string RankEngine::stuck() const {
   std::vector<std::string> lines;
   links_.describe_in_flight(lines);
-  for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
-    const auto& program = runner_.program(id);
-    if (program.has_next)
-      lines.push_back(coll::step_place(rank_, program.channel, std::uint32_t(program.done.size()),
-                                       program.next) +
-                      " waits for " + runner_.blockers(id));
-  }
+  for (std::uint32_t id = 0; id < runner_.program_count(); ++id)
+    if (runner_.program(id).cursor.has_next()) lines.push_back(runner_.describe_pending(id));
   if (lines.empty()) return "rank " + std::to_string(rank_) + " has no step in flight";
   std::string text;
   const std::size_t shown = std::min<std::size_t>(lines.size(), 4);

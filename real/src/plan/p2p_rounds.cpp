@@ -103,13 +103,8 @@ private:
                       std::to_string(s.at.step.peer));
     });
     std::sort(lines.begin(), lines.end());
-    for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
-      const auto& program = runner_.program(id);
-      if (program.has_next)
-        lines.push_back(coll::step_place(program.rank, program.channel,
-                                         std::uint32_t(program.done.size()), program.next) +
-                        " waits for " + runner_.blockers(id));
-    }
+    for (std::uint32_t id = 0; id < runner_.program_count(); ++id)
+      if (runner_.program(id).cursor.has_next()) lines.push_back(runner_.describe_pending(id));
     std::string text;
     for (const std::string& line : lines) {
       if (text.size() >= 400) break;

@@ -1,11 +1,11 @@
 // The rules of step.hpp, implemented once for every executor that walks a Schedule's programs.
 //
 // StepRunner<Driver> owns what the rules decide: each (rank, channel) program's cursor into its
-// StepStream, the checks of each pulled step, rule 1 (in-order issue once the deps and the
-// cross-program wait have completed) and the completion record that rule 1 reads. MessageQueues
-// implements rule 2: per (sender, receiver, channel) the k-th posted send meets the k-th posted
-// receive. What a step costs and how bytes move is the executor's: the runner hands every step
-// that may start to the driver, and the driver reports each completion (rule 3) back.
+// StepStream (ProgramCursor), the checks of each pulled step, rule 1 (in-order issue once the
+// deps and the cross-program wait have completed) and the completion record that rule 1 reads.
+// MessageQueues implements rule 2: per (sender, receiver, channel) the k-th posted send meets the
+// k-th posted receive. What a step costs and how bytes move is the executor's: the runner hands
+// every step that may start to the driver, and the driver reports each completion (rule 3) back.
 //
 // How an executor uses them:
 //   struct MyExecutor {
@@ -65,17 +65,71 @@ std::string step_problem_at(const Schedule& schedule,
 // "rank R ch C step I (the step)".
 std::string step_place(int rank, int channel, std::uint32_t index, const Step& step);
 
+// Rule 1 within one program: pulls the program's steps in order, holds the next one (pending)
+// until its deps have completed, and records which started steps completed. The record forgets
+// its completed prefix, so a long program costs memory only for its steps in flight. Executors
+// whose programs run apart (an actor each) use it directly; StepRunner keeps one per program.
+class ProgramCursor {
+public:
+  ProgramCursor() = default;
+  explicit ProgramCursor(StepStream stream) : stream_(std::move(stream)) {}
+
+  // Pulls the next step into pending() (when !has_next()); false once the program has no more.
+  bool pull() {
+    if (ended_ || !stream_.next(pending_)) {
+      ended_ = true;
+      return false;
+    }
+    has_next_ = true;
+    return true;
+  }
+  bool has_next() const { return has_next_; }
+  bool ended() const { return ended_; }
+  // The pulled step that has not started (when has_next()); its index is started().
+  const Step& pending() const { return pending_; }
+  // Rule 1 within the program: every dep of the pending step completed.
+  bool deps_done() const {
+    for (std::size_t d = 0; d < pending_.dep_count; ++d)
+      if (!done(pending_.deps[d])) return false;
+    return true;
+  }
+  // The pending step starts (pending() keeps it until the next pull); returns its index.
+  std::uint32_t start() {
+    has_next_ = false;
+    window_.push_back(0);
+    ++unfinished_;
+    return started_++;
+  }
+  // Rule 3 happened for started step `index`.
+  void complete(std::uint32_t index) {
+    window_[index - base_] = 1;
+    --unfinished_;
+    while (!window_.empty() && window_.front()) {
+      window_.pop_front();
+      ++base_;
+    }
+  }
+  bool done(std::uint32_t index) const {
+    return index < base_ || (index < started_ && window_[index - base_]);
+  }
+  std::uint32_t started() const { return started_; }
+  // Ran to its end: no step left to pull or start, and every started step completed.
+  bool finished() const { return ended_ && !has_next_ && unfinished_ == 0; }
+
+private:
+  StepStream stream_;
+  Step pending_{};
+  bool has_next_ = false, ended_ = false;
+  std::deque<std::uint8_t> window_; // window_[i]: whether step base_ + i completed
+  std::uint32_t base_ = 0, started_ = 0, unfinished_ = 0;
+};
+
 template <class Driver> class StepRunner {
 public:
   struct Program {
     int rank = 0, channel = 0;
-    StepStream stream;
-    Step next{};                    // pulled from the stream, not started (when has_next)
-    bool has_next = false;          // next holds a step that waits for rule 1
-    bool ended = false;             // the stream has no more steps
-    bool queued = false;            // in the ready queue
-    std::vector<std::uint8_t> done; // per started step: completed?
-    std::uint32_t unfinished = 0;   // started and not completed
+    ProgramCursor cursor;
+    bool queued = false; // in the ready queue
   };
 
   // Runs the programs of ranks [first_rank, first_rank + rank_count) of `schedule`, numbered
@@ -94,10 +148,9 @@ public:
     ready_.clear();
     for (std::uint32_t id = 0; id < programs_.size(); ++id) {
       Program& program = programs_[id];
-      program = Program{};
       program.rank = first_rank_ + int(id) / channels_;
       program.channel = int(id) % channels_;
-      program.stream = schedule_.program(program.rank, program.channel);
+      program.cursor = ProgramCursor(schedule_.program(program.rank, program.channel));
       program.queued = true;
       ready_.push_back(id);
     }
@@ -118,14 +171,13 @@ public:
   // those of the same rank whose next step waits for this channel). Call drain() afterwards.
   void complete(StepRef ref) {
     Program& program = programs_[ref.program];
-    program.done[ref.index] = 1;
-    --program.unfinished;
+    program.cursor.complete(ref.index);
     enqueue(ref.program);
     const std::uint32_t first = ref.program - std::uint32_t(program.channel);
     for (std::uint32_t other = first; other < first + std::uint32_t(channels_); ++other) {
-      const Program& waiter = programs_[other];
-      if (waiter.has_next && waiter.next.has_wait() &&
-          waiter.next.wait_channel == std::uint32_t(program.channel))
+      const ProgramCursor& waiter = programs_[other].cursor;
+      if (waiter.has_next() && waiter.pending().has_wait() &&
+          waiter.pending().wait_channel == std::uint32_t(program.channel))
         enqueue(other);
     }
   }
@@ -133,11 +185,8 @@ public:
   // Every program ran to its end and every started step completed.
   bool finished() const {
     for (const Program& program : programs_)
-      if (!finished(program)) return false;
+      if (!program.cursor.finished()) return false;
     return true;
-  }
-  static bool finished(const Program& program) {
-    return program.ended && !program.has_next && program.unfinished == 0;
   }
 
   std::uint32_t program_count() const { return std::uint32_t(programs_.size()); }
@@ -149,64 +198,63 @@ public:
 
   // Whether step `index` of program `id` completed.
   bool step_done(std::uint32_t id, std::uint32_t index) const {
-    const Program& program = programs_[id];
-    return index < program.done.size() && program.done[index];
+    return programs_[id].cursor.done(index);
   }
-  // Why the pulled next step of program `id` cannot start: "steps 1,2", "channel 1 step 3",
+  // Why the pending step of program `id` cannot start: "steps 1,2", "channel 1 step 3",
   // "steps 1 and channel 1 step 3", or "" when nothing holds it (or there is none).
   std::string blockers(std::uint32_t id) const {
     const Program& program = programs_[id];
-    if (!program.has_next) return {};
+    if (!program.cursor.has_next()) return {};
+    const Step& next = program.cursor.pending();
     std::string deps;
-    for (std::size_t d = 0; d < program.next.dep_count; ++d)
-      if (!program.done[program.next.deps[d]])
-        deps += (deps.empty() ? "steps " : ",") + std::to_string(program.next.deps[d]);
-    if (program.next.has_wait() && !wait_done(program.rank, program.next))
+    for (std::size_t d = 0; d < next.dep_count; ++d)
+      if (!program.cursor.done(next.deps[d]))
+        deps += (deps.empty() ? "steps " : ",") + std::to_string(next.deps[d]);
+    if (next.has_wait() && !wait_done(program.rank, next))
       deps += std::string(deps.empty() ? "" : " and ") + "channel " +
-              std::to_string(program.next.wait_channel) + " step " +
-              std::to_string(program.next.wait_step);
+              std::to_string(next.wait_channel) + " step " + std::to_string(next.wait_step);
     return deps;
+  }
+  // "rank R ch C step I (the step) waits for <blockers>" for the pending step of program `id`.
+  std::string describe_pending(std::uint32_t id) const {
+    const Program& program = programs_[id];
+    return step_place(program.rank, program.channel, program.cursor.started(),
+                      program.cursor.pending()) +
+           " waits for " + blockers(id);
   }
 
 private:
   void advance(std::uint32_t id) {
     Program& program = programs_[id];
+    ProgramCursor& cursor = program.cursor;
     for (;;) {
-      const auto index = std::uint32_t(program.done.size());
-      if (!program.has_next) {
-        if (program.ended) return;
-        if (!pull(program)) {
-          program.ended = true;
-          return;
-        }
-        program.has_next = true;
+      if (!cursor.has_next()) {
+        if (!pull(program)) return;
         if (std::string problem =
                 step_problem_at(schedule_, buffer_bytes_[std::size_t(program.rank - first_rank_)],
-                                program.rank, program.channel, index, program.next);
+                                program.rank, program.channel, cursor.started(), cursor.pending());
             !problem.empty())
           driver_.reject_step(problem);
       }
-      for (std::size_t d = 0; d < program.next.dep_count; ++d)
-        if (!program.done[program.next.deps[d]]) return; // queued again when that step completes
-      if (program.next.has_wait() && !wait_done(program.rank, program.next)) return; // likewise
-      program.has_next = false;
-      program.done.push_back(0);
-      ++program.unfinished;
+      if (!cursor.deps_done()) return; // queued again when a dep completes
+      if (cursor.pending().has_wait() && !wait_done(program.rank, cursor.pending()))
+        return; // likewise
+      const std::uint32_t index = cursor.start();
       ++steps_started_;
-      driver_.start_step(StepRef{id, index}, program.next);
+      driver_.start_step(StepRef{id, index}, cursor.pending());
     }
   }
 
   bool pull(Program& program) {
     if constexpr (requires(Driver & d, const std::exception& e) { d.stream_failed(0, 0, e); }) {
       try {
-        return program.stream.next(program.next);
+        return program.cursor.pull();
       } catch (const std::exception& error) {
         driver_.stream_failed(program.rank, program.channel, error);
         throw;
       }
     } else {
-      return program.stream.next(program.next);
+      return program.cursor.pull();
     }
   }
 
