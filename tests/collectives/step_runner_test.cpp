@@ -123,6 +123,8 @@ TEST_CASE("step runner: a step starts once the previous one started and its deps
                                           {1, 0, 0, StepKind::recv},
                                           {1, 0, 1, StepKind::recv}});
   CHECK(runner.blockers(0) == "steps 1");
+  CHECK(runner.awaited({0, 1}));
+  CHECK_FALSE(runner.awaited({0, 0})); // rank 0's copy needs only the second send
   CHECK(runner.describe_pending(1) ==
         "rank 1 ch 0 step 2 (copy  scratch[0,16) -> output[0,16)  16 B  deps 0,1) waits for "
         "steps 0,1");
@@ -159,6 +161,8 @@ TEST_CASE("step runner: a cross-channel wait holds a step until that step of the
   using S = Recorder::Start;
   CHECK(recorder.take() == std::vector<S>{{0, 0, 0, StepKind::compute}, {1, 1, 0, StepKind::recv}});
   CHECK(runner.blockers(runner.program_id(0, 1)) == "channel 0 step 0");
+  CHECK(runner.awaited({runner.program_id(0, 0), 0}));
+  CHECK_FALSE(runner.awaited({runner.program_id(1, 1), 1}));
   CHECK(runner.blockers(runner.program_id(1, 0)) == "channel 1 step 0");
   runner.complete({runner.program_id(0, 0), 0});
   runner.drain();

@@ -129,17 +129,7 @@ Clock::time_point RankEngine::finish_computes() {
 }
 
 bool RankEngine::blocks(coll::StepRef ref) const {
-  for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
-    const coll::ProgramCursor& waiter = runner_.program(id).cursor;
-    if (!waiter.has_next()) continue;
-    const coll::Step& next = waiter.pending();
-    if (id == ref.program)
-      for (std::size_t d = 0; d < next.dep_count; ++d)
-        if (next.deps[d] == ref.index) return true;
-    if (next.has_wait() && next.wait_channel == ref.program && next.wait_step == ref.index)
-      return true;
-  }
-  return false;
+  return runner_.awaited(ref);
 }
 
 std::string RankEngine::where(coll::StepRef ref) const {

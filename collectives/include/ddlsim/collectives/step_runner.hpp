@@ -200,6 +200,25 @@ public:
   bool step_done(std::uint32_t id, std::uint32_t index) const {
     return programs_[id].cursor.done(index);
   }
+  // Whether a pending step waits for started step `ref` to complete: a dep of its own program's
+  // pending step, or the cross-program wait of a pending step of the same rank.
+  bool awaited(StepRef ref) const {
+    const Program& program = programs_[ref.program];
+    if (program.cursor.has_next()) {
+      const Step& next = program.cursor.pending();
+      for (std::size_t d = 0; d < next.dep_count; ++d)
+        if (next.deps[d] == ref.index) return true;
+    }
+    const std::uint32_t first = ref.program - std::uint32_t(program.channel);
+    for (std::uint32_t other = first; other < first + std::uint32_t(channels_); ++other) {
+      const ProgramCursor& waiter = programs_[other].cursor;
+      if (waiter.has_next() && waiter.pending().has_wait() &&
+          waiter.pending().wait_channel == std::uint32_t(program.channel) &&
+          waiter.pending().wait_step == ref.index)
+        return true;
+    }
+    return false;
+  }
   // Why the pending step of program `id` cannot start: "steps 1,2", "channel 1 step 3",
   // "steps 1 and channel 1 step 3", or "" when nothing holds it (or there is none).
   std::string blockers(std::uint32_t id) const {
