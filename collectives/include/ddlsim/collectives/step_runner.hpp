@@ -26,6 +26,8 @@
 //   runner.drain(); runner.finished() tells whether every program ran to its end.
 // Optional driver hook: `void stream_failed(int rank, int channel, const std::exception&)`, called
 // when a program's StepStream throws (without it, the exception propagates).
+// The hooks may be private when the driver befriends StepRunner<Driver>. start_step may call
+// complete() at once (a step that costs nothing); drain() then goes on with what it unblocked.
 //
 // The cost is a few branches per step and no virtual call: the driver is a template parameter.
 // The analytic engine keeps its own packed state for speed; tests check it against this one.
@@ -42,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ddlsim::coll {
