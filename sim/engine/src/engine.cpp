@@ -20,13 +20,8 @@ EngineResult simulate_collective(coll::CollectiveCall call, const topo::Topology
       throw InputError("/workload/algorithm",
                        "\"auto\" chooses with the analytic engine; name an algorithm for the "
                        "packet engine (e.g. \"ring\")");
-    AnalyticOptions tuner;
-    tuner.per_step_overhead = spec.per_step_overhead;
-    tuner.reduce_bytes_per_second = spec.reduce_bytes_per_second;
-    tuner.copy_bytes_per_second = spec.copy_bytes_per_second;
-    tuner.seed = options.seed;
-    tuner.progress = options.progress;
-    const AlgorithmChoice choice = choose_algorithm(topology, router, call, tuner);
+    const AlgorithmChoice choice =
+        choose_algorithm(topology, router, call, analytic_options(spec, options));
     call.algorithm = choice.algorithm;
     auto_reason = choice.reason;
   }

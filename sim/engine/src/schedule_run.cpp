@@ -102,6 +102,10 @@ struct ScheduleRun {
 
 } // namespace
 
+AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& options) {
+  return shared_options<AnalyticOptions>(spec, options, false);
+}
+
 EngineResult run_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                           topo::Router& router, const EngineSpec& spec,
                           const CommonOptions& options, const StepSink& on_step) {

@@ -13,6 +13,9 @@ namespace ddlsim::sim {
 // from the records they keep for it, in the order they keep them.
 using StepSink = std::function<void(const StepRecord&)>;
 
+// The analytic engine's options for the spec's per-step overhead and GPU rates (no step records).
+AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& options);
+
 // Runs `schedule` with the spec's per-step overhead and GPU rates (not its launch overhead: the
 // caller applies that, once). Fills every EngineResult field but `algorithm`, `auto_reason` and
 // `jobs`.
