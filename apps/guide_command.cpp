@@ -5,16 +5,15 @@
 // recommended point.
 #include "commands.hpp"
 
-#include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/planning/scaling_rules.hpp"
+#include "ddlsim/runner/point_evaluator.hpp"
 #include "ddlsim/scenario/scenario.hpp"
-#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/router.hpp"
-#include "training_run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -117,11 +116,7 @@ struct Simulated {
 };
 
 Simulated simulate(const Scenario& scenario) {
-  sim::AnalyticOptions engine;
-  engine.per_step_overhead = scenario.engine.per_step_overhead;
-  engine.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
-  engine.seed = scenario.seed;
-  const std::vector<models::JobIteration> jobs = simulate_training(scenario, engine);
+  const std::vector<models::JobIteration> jobs = runner::simulate_training(scenario).jobs;
   if (jobs.empty()) throw std::runtime_error("the simulation stopped");
   return {jobs.front().scaling_efficiency, ps_to_seconds(jobs.front().time) * 1e3,
           ps_to_seconds(jobs.front().max_exposed) * 1e3};
@@ -278,18 +273,16 @@ void run(const GuideOptions& options) {
       const Scenario base = variant(scenario, options.scenario, at_gpus(gpus));
       const topo::Topology topology = topo::build_topology(base.topology);
       topo::Router router(topology);
-      sim::AnalyticOptions engine;
-      engine.seed = scenario.seed;
+      const sim::EngineSpec quick; // the default engine, without the scenario's overheads
+      sim::CommonOptions seeded;
+      seeded.seed = scenario.seed;
       CollectiveWorkload workload;
       workload.ranks = gpus;
       auto time_ms = [&](const std::string& algorithm_name, double bytes) {
         workload.algorithm = algorithm_name;
         const std::uint64_t rounded = std::max<std::uint64_t>(4, std::uint64_t(bytes) / 4 * 4);
         const coll::CollectiveCall call = make_collective_call(workload, base.topology, rounded);
-        return ps_to_seconds(
-                   sim::simulate_analytic(topology, router, coll::Schedule::make(call), engine)
-                       .time) *
-               1e3;
+        return ps_to_seconds(sim::simulate(call, topology, router, quick, seeded).time) * 1e3;
       };
       std::string text;
       for (double factor : {0.25, 4.0}) {

@@ -7,8 +7,9 @@
 #include "ddlsim/planning/plan_report.hpp"
 #include "ddlsim/planning/point_runner.hpp"
 #include "ddlsim/planning/result_cache.hpp"
+#include "ddlsim/runner/point_evaluator.hpp"
 #include "ddlsim/scenario/scenario.hpp"
-#include "point_evaluator.hpp"
+#include "ddlsim/sim/engine_spec.hpp"
 
 #include <unistd.h>
 
@@ -129,7 +130,7 @@ void run(const PlanOptions& options) {
       }
     }
     try {
-      result.metrics = evaluate_point(point.scenario);
+      result.metrics = runner::evaluate_point(point.scenario);
     } catch (const std::exception& error) {
       result.error = error.what();
       return result;
@@ -137,10 +138,10 @@ void run(const PlanOptions& options) {
     if (cache) cache->store(point.scenario.resolved, result.metrics);
     return result;
   };
-  // The flow engine forks a SimGrid child per simulation; forking from several threads at once
-  // is not safe, so flow points run one at a time.
+  // Forking from several threads at once is not safe, so points whose engine forks a child per
+  // simulation run one at a time (as do sweeps over the engine, which may pick one that forks).
   const bool forks =
-      scenario.engine.type == "flow" ||
+      sim::runs_in_child_process(scenario.engine) ||
       std::any_of(scenario.sweep.begin(), scenario.sweep.end(),
                   [](const SweepAxis& axis) { return axis.pointer.starts_with("/engine"); });
   const std::vector<plan::PointResult> results = plan::run_points(

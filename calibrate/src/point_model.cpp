@@ -1,7 +1,7 @@
 #include "ddlsim/calibrate/point_model.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
-#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/router.hpp"
 
@@ -92,17 +92,18 @@ std::vector<Prediction> PointModel::predict(std::span<const Calibration> calibra
     const EngineCalibration engine = apply_calibrations(calibrations, spec, p);
     const topo::Topology topology = topo::build_topology(spec);
     topo::Router router(topology);
-    sim::AnalyticOptions options;
-    options.per_step_overhead = engine.per_step_overhead;
-    options.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+    sim::EngineSpec model; // the analytic engine with the calibration's terms
+    model.per_step_overhead = engine.per_step_overhead;
+    model.reduce_bytes_per_second = engine.reduce_bytes_per_second;
+    model.launch_overhead = engine.launch_overhead;
+    sim::CommonOptions options;
     options.seed = seed_;
     for (std::size_t i = 0; i < points.size(); ++i) {
       // A source that names its algorithm ran without NCCL's protocols: the first only.
       if (p > 0 && !points[i].algorithm.empty()) continue;
       for (const coll::CollectiveCall& call : candidates(points[i])) {
-        const sim::CollectiveTiming timing =
-            sim::simulate_analytic(topology, router, coll::Schedule::make(call), options);
-        const double seconds = ps_to_seconds(timing.time + engine.launch_overhead);
+        const double seconds =
+            ps_to_seconds(sim::simulate(call, topology, router, model, options).time);
         if (seconds < best[i]) {
           best[i] = seconds;
           out[i] = {seconds, call.algorithm, calibration.protocols[p].name};

@@ -102,13 +102,13 @@ EngineSpec parse_engine(const JsonValue& section) {
   EngineSpec engine;
   JsonObject object = section.object();
   const JsonValue type = object.required("type");
-  engine.type = type.choice(std::vector<std::string>{"analytic", "flow", "packet"});
+  const std::string name = type.choice(std::vector<std::string>{"analytic", "flow", "packet"});
   if (auto v = object.optional("per_step_overhead_ns"))
     engine.per_step_overhead = ns_to_ps(v->number(0, 1e9));
   if (auto v = object.optional("reduce_bandwidth_gbps"))
     engine.reduce_bytes_per_second = gbps_to_bytes_per_second(v->positive_number(1e6));
-  if (engine.type == "flow") engine.flow = sim::flow::parse_flow_engine(object);
-  if (engine.type == "packet") engine.packet = sim::packet::parse_packet_engine_spec(object);
+  if (name == "flow") engine.kind = sim::flow::parse_flow_engine(object);
+  if (name == "packet") engine.kind = sim::packet::parse_packet_engine_spec(object);
   object.finish();
   return engine;
 }

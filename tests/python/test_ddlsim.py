@@ -44,6 +44,15 @@ def test_run_with_seed_and_algorithm_matches_the_command_flags(command_report):
     assert ours == command_report("run", DEFAULT, "--seed", 7, "--algorithm", "double_binary_tree")
 
 
+@pytest.mark.parametrize("relative", ["resnet50-cloud-vs-dgx.json",
+                                      "examples/flow-leaf-spine-lv08.json",
+                                      "examples/packet-cloud-v100.json",
+                                      "examples/packet-training-resnet50.json"])
+def test_training_and_every_engine_give_the_report_of_ddlsim_run_json(relative, command_report):
+    scenario = ddlsim.bundled_scenario(relative)
+    assert ddlsim.run(scenario) == command_report("run", scenario)
+
+
 def test_a_dict_runs_like_the_file_it_equals():
     as_dict = {"include": "cloud-v100-25g", "name": "from a dict"}
     from_dict = ddlsim.run(as_dict)

@@ -1,9 +1,9 @@
 // Built against an installed ddlsim: loads a scenario and times the first size of its collective
-// workload on the analytic engine through the public headers, printing `time_ps N` for the test to
-// compare with what `ddlsim run --json` reports. Usage: consumer SCENARIO.json
-#include "ddlsim/collectives/schedule.hpp"
+// workload on the scenario's engine through the public engine entry (ddlsim/sim/engine.hpp),
+// printing `time_ps N` for the test to compare with what `ddlsim run --json` reports.
+// Usage: consumer SCENARIO.json
 #include "ddlsim/scenario/scenario.hpp"
-#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 
 #include <exception>
@@ -22,15 +22,14 @@ int main(int argc, char** argv) {
     topo::Router router(topology);
     const coll::CollectiveCall call =
         make_collective_call(workload, scenario.topology, workload.sizes.front());
-    sim::AnalyticOptions options;
-    options.per_step_overhead = scenario.engine.per_step_overhead;
-    options.reduce_bytes_per_second = scenario.engine.reduce_bytes_per_second;
+    sim::CommonOptions options;
     options.seed = scenario.seed;
-    const sim::CollectiveTiming timing =
-        sim::simulate_analytic(topology, router, coll::Schedule::make(call), options);
-    std::cout << coll::to_string(call.op) << " " << call.algorithm << " on " << workload.ranks
-              << " ranks, " << workload.sizes.front() << " bytes\n"
-              << "time_ps " << timing.time + scenario.engine.launch_overhead << "\n";
+    const sim::EngineResult result =
+        sim::simulate(call, topology, router, scenario.engine, options);
+    std::cout << coll::to_string(call.op) << " " << result.algorithm << " on " << workload.ranks
+              << " ranks, " << workload.sizes.front() << " bytes, "
+              << sim::engine_name(scenario.engine) << " engine\n"
+              << "time_ps " << result.time << "\n";
   } catch (const std::exception& error) {
     std::cerr << "consumer: " << error.what() << "\n";
     return 1;

@@ -33,19 +33,21 @@ std::string load_error(const std::string& engine) {
 
 TEST_CASE("flow engine settings load into the engine spec") {
   const Scenario defaults = load_scenario(scenario_with(R"({"type": "flow"})"), "s.json", ".");
-  CHECK(defaults.engine.type == "flow");
-  CHECK(defaults.engine.flow == sim::flow::FlowEngineSpec{});
-  CHECK(defaults.engine.flow.network_model == sim::flow::NetworkModel::lv08);
+  CHECK(sim::engine_name(defaults.engine) == "flow");
+  const auto& defaults_flow = std::get<sim::flow::FlowEngineSpec>(defaults.engine.kind);
+  CHECK(defaults_flow == sim::flow::FlowEngineSpec{});
+  CHECK(defaults_flow.network_model == sim::flow::NetworkModel::lv08);
   const Scenario set = load_scenario(
       scenario_with(R"({"type": "flow", "network_model": "cm02", "tcp_gamma_bytes": 1e12,
                         "crosstraffic": false, "context_factory": "ucontext", "simgrid_log": true,
                         "per_step_overhead_ns": 100})"),
       "s.json", ".");
-  CHECK(set.engine.flow.network_model == sim::flow::NetworkModel::cm02);
-  CHECK(set.engine.flow.tcp_gamma_bytes == 1e12);
-  CHECK(set.engine.flow.crosstraffic == false);
-  CHECK(set.engine.flow.context_factory == sim::flow::ContextFactory::ucontext);
-  CHECK(set.engine.flow.simgrid_log);
+  const auto& flow = std::get<sim::flow::FlowEngineSpec>(set.engine.kind);
+  CHECK(flow.network_model == sim::flow::NetworkModel::cm02);
+  CHECK(flow.tcp_gamma_bytes == 1e12);
+  CHECK(flow.crosstraffic == false);
+  CHECK(flow.context_factory == sim::flow::ContextFactory::ucontext);
+  CHECK(flow.simgrid_log);
   CHECK(set.engine.per_step_overhead == 100'000);
 }
 

@@ -8,8 +8,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/models/training.hpp"
-#include "ddlsim/sim/flow/flow_spec.hpp"
-#include "ddlsim/sim/packet/packet_spec.hpp"
+#include "ddlsim/sim/engine_spec.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
 #include <cstdint>
@@ -46,17 +45,10 @@ struct WorkloadSpec {
   TrainingWorkload training;
 };
 
-// engine.type = "analytic" (alpha-beta with max-min link sharing), "flow" (SimGrid's fluid
-// models, sim/flow; its options in `flow`) or "packet" (packets through NICs, links and switch
-// queues; its options in `packet`).
-struct EngineSpec {
-  std::string type = "analytic";
-  Picoseconds per_step_overhead = 0;    // software cost added to every step
-  double reduce_bytes_per_second = 0;   // GPU reduction throughput; 0 = the GPU model's
-  Picoseconds launch_overhead = 0;      // once per collective call (set by a calibration)
-  sim::flow::FlowEngineSpec flow;       // type "flow" only
-  sim::packet::PacketEngineSpec packet; // type "packet" only
-};
+// The `engine` section: "type" picks the engine (EngineSpec::kind: "analytic", "flow" with its
+// options, or "packet" with its options); the model terms come from the section's
+// per_step_overhead_ns and reduce_bandwidth_gbps and from the scenario's calibrations.
+using sim::EngineSpec;
 
 // One sweep axis: the value at JSON pointer `pointer` takes each of `values` in turn.
 struct SweepAxis {

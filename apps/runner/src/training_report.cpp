@@ -1,25 +1,13 @@
-#include "training_run.hpp"
-#include "engine_options.hpp"
-
+// A training workload's run report: per job and per GPU compute, communication, exposed and
+// idle time, samples/s, scaling efficiency and time to train.
 #include "ddlsim/core/units.hpp"
-
-#include "point_evaluator.hpp"
-
-#include "ddlsim/core/input_error.hpp"
-#include "ddlsim/models/iteration_metrics.hpp"
-#include "ddlsim/models/iteration_schedule.hpp"
-#include "ddlsim/sim/flow/flow_engine.hpp"
-#include "ddlsim/sim/packet/packet_engine.hpp"
-#include "ddlsim/sim/packet/packet_report.hpp"
-#include "ddlsim/sim/trace.hpp"
 #include "ddlsim/topologies/builders.hpp"
+#include "workload_reports.hpp"
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 
-namespace ddlsim::cli {
+namespace ddlsim::runner {
 namespace {
 
 std::string ms(Picoseconds t) {
@@ -104,7 +92,7 @@ void print_gpus(const models::JobIteration& it, std::ostream& out) {
 Json to_json(const Scenario& scenario, const std::string& label,
              const std::vector<models::JobIteration>& jobs) {
   Json report = {{"scenario", label},
-                 {"engine", scenario.engine.type},
+                 {"engine", std::string(sim::engine_name(scenario.engine))},
                  {"seed", scenario.seed},
                  {"workload", "training"}};
   Json list = Json::array();
@@ -145,122 +133,11 @@ Json to_json(const Scenario& scenario, const std::string& label,
   return report;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "cannot open the output file for writing");
-  out << text;
-  if (!out) throw InputError(path, "writing the output file failed (disk full?)");
-}
-
-// The iteration on the packet engine: the step records and completion in the common form.
-sim::CollectiveTiming
-simulate_training_packets(const Scenario& scenario, const topo::Topology& topology,
-                          topo::Router& router, std::shared_ptr<const models::TrainingPlan> plan,
-                          const sim::AnalyticOptions& engine, TrainingEngineDetails* details) {
-  sim::packet::PacketOptions packet;
-  packet.spec = scenario.engine.packet;
-  copy_shared_settings(engine, packet);
-  packet.record_steps = true;
-  sim::packet::PacketTiming timing =
-      sim::packet::simulate_packet(topology, router, models::iteration_schedule(plan), packet);
-  if (details) {
-    details->details = sim::packet::packet_details(timing, topology);
-    details->summary = sim::packet::packet_summary(timing, topology);
-  }
-  sim::CollectiveTiming result;
-  result.complete = timing.complete;
-  result.time = timing.time;
-  result.steps = timing.steps;
-  result.transfers = timing.transfers;
-  result.bytes_sent = timing.bytes_sent;
-  result.steps_recorded = std::move(timing.steps_recorded);
-  return result;
-}
-
-} // namespace
-
-std::vector<models::JobIteration> simulate_training(const Scenario& scenario,
-                                                    sim::AnalyticOptions engine,
-                                                    sim::CollectiveTiming* timing,
-                                                    TrainingEngineDetails* details) {
-  models::TrainingPlan planned = models::plan_training(scenario.workload.training.jobs);
-  planned.launch_overhead = scenario.engine.launch_overhead; // from a calibration, if any
-  auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
-  const topo::Topology topology = topo::build_topology(scenario.topology);
-  topo::Router router(topology);
-  // The collectives' local steps run at the job's GPU preset rates (calibratable through the
-  // workload's "gpu" object) when every GPU has the same preset; the engine's options hold one
-  // rate for all ranks, so mixed clusters keep the engine's per-GPU table.
-  bool one_preset = true;
-  const models::GpuSpec& first = scenario.workload.training.jobs.front().gpu.front();
-  for (const models::JobSpec& job : scenario.workload.training.jobs)
-    for (const models::GpuSpec& gpu : job.gpu)
-      one_preset = one_preset && gpu.name == first.name &&
-                   gpu.memory_bytes_per_second == first.memory_bytes_per_second &&
-                   gpu.memory_efficiency == first.memory_efficiency;
-  if (one_preset && engine.reduce_bytes_per_second == 0) {
-    engine.reduce_bytes_per_second = first.reduce_bytes_per_second();
-    engine.copy_bytes_per_second = first.memory_efficiency * first.memory_bytes_per_second / 2;
-  }
-  sim::CollectiveTiming result;
-  models::IterationRecorder steps(plan->ranks);
-  bool recorded = false; // `steps` already holds every step
-  if (scenario.engine.type == "flow") {
-    sim::flow::FlowOptions flow;
-    flow.model = scenario.engine.flow;
-    copy_shared_settings(engine, flow);
-    flow.record_steps = true; // the metrics come from the step records
-    result = sim::flow::simulate_flow(topology, router, models::iteration_schedule(plan), flow);
-  } else if (scenario.engine.type == "packet") {
-    result = simulate_training_packets(scenario, topology, router, plan, engine, details);
-  } else {
-    // The metrics take each step as it is timed; the records themselves only for a trace.
-    engine.record_steps = timing != nullptr;
-    engine.on_step = [&steps](const sim::StepRecord& r) {
-      steps.add(r.rank, r.channel, r.start, r.end);
-    };
-    result = sim::simulate_analytic(topology, router, models::iteration_schedule(plan), engine);
-    recorded = true;
-  }
-  if (!result.complete) return {};
-  if (!recorded)
-    for (const sim::StepRecord& r : result.steps_recorded)
-      steps.add(r.rank, r.channel, r.start, r.end);
-  std::vector<models::JobIteration> jobs = models::summarize_iteration(*plan, steps);
-  if (timing) *timing = std::move(result);
-  return jobs;
-}
-
-// Every point of the scenario's sweep, one row each, in sweep order (the first axis fastest):
-// what `ddlsim plan` ranks, here as a plain table so a what-if sweep reads top to bottom.
-void print_sweep(const Scenario& scenario, std::ostream& out) {
-  const std::size_t count = sweep_point_count(scenario);
-  out << "# sweep: " << count << " points (ranked by `ddlsim plan`, which also caches them)\n";
-  out << "# point  GPUs  iteration(ms)   samples/s  efficiency  settings\n";
-  for (std::size_t i = 0; i < count; ++i) {
-    const SweepPoint point = sweep_point(scenario, i);
-    std::string settings;
-    for (const auto& [pointer, value] : point.settings)
-      settings += (settings.empty() ? "" : " ") + pointer + "=" +
-                  (value.is_string() ? value.get<std::string>() : value.dump());
-    const plan::PointMetrics m = evaluate_point(point.scenario);
-    char line[160];
-    std::snprintf(line, sizeof line, "%7zu %5d %14.3f %11.1f %11.3f  ", i, m.gpus,
-                  m.iteration_seconds * 1e3, m.samples_per_second, m.scaling_efficiency);
-    out << line << settings << "\n";
-  }
-}
-
-bool run_training(const Scenario& scenario, const std::string& label, sim::AnalyticOptions engine,
-                  const std::string& json_path, const std::string& trace_path) {
+void print_jobs(const Scenario& scenario, const std::string& label,
+                const std::vector<models::JobIteration>& jobs, std::ostream& out) {
   const TrainingWorkload& training = scenario.workload.training;
-  sim::CollectiveTiming timing;
-  TrainingEngineDetails details;
-  const std::vector<models::JobIteration> jobs =
-      simulate_training(scenario, engine, trace_path.empty() ? nullptr : &timing, &details);
-  if (jobs.empty()) return false;
-  std::ostream& out = std::cout;
-  out << "# " << label << ": training iteration, " << scenario.engine.type << " engine\n";
+  out << "# " << label << ": training iteration, " << sim::engine_name(scenario.engine)
+      << " engine\n";
   out << "job        GPUs  iteration(ms)  compute(ms)  comm(ms)  exposed(ms)  idle(ms)  "
          "samples/s  1-GPU sum(samples/s)  efficiency\n";
   for (const models::JobIteration& it : jobs) {
@@ -284,22 +161,34 @@ bool run_training(const Scenario& scenario, const std::string& label, sim::Analy
           << duration_text(it.seconds_to_train(training.epochs, training.dataset_samples)) << "\n";
     print_gpus(it, out);
   }
-  if (!details.summary.empty())
-    out << "# " << scenario.engine.type << " engine:\n" << details.summary;
-  if (!json_path.empty()) {
-    Json report = to_json(scenario, label, jobs);
-    if (!details.details.is_null()) report[scenario.engine.type] = details.details;
-    write_file(json_path, report.dump(2) + "\n");
-    out << "# wrote " << json_path << "\n";
-  }
-  if (!trace_path.empty()) {
-    std::ostringstream text;
-    sim::write_chrome_trace({{"training iteration", &timing.steps_recorded}}, text);
-    write_file(trace_path, text.str());
-    out << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
-  }
-  if (!scenario.sweep.empty()) print_sweep(scenario, out);
-  return true;
 }
 
-} // namespace ddlsim::cli
+} // namespace
+
+RunReport training_report(const Scenario& scenario, const std::string& label,
+                          const RunSettings& settings) {
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  if (settings.begin) settings.begin("training iteration", sim::progress_unit(scenario.engine));
+  sim::EngineResult result =
+      sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs}, topology, router,
+                    scenario.engine, common_options(scenario, settings));
+  const bool go_on = !settings.end || settings.end();
+  RunReport report;
+  if (!result.complete || !go_on) report.incomplete = "while simulating the training iteration";
+  if (!result.complete) return report;
+  // A run stopped after the iteration finished still reports it.
+  std::ostringstream text;
+  print_jobs(scenario, label, result.jobs, text);
+  const std::string engine(sim::engine_name(scenario.engine));
+  if (!result.details.summary.empty())
+    text << "# " << engine << " engine:\n" << result.details.summary;
+  report.table = text.str();
+  report.json = to_json(scenario, label, result.jobs);
+  if (!result.details.json.is_null()) report.json[engine] = std::move(result.details.json);
+  if (settings.trace)
+    report.trace.push_back({"training iteration", std::move(result.steps_recorded), {}, {}});
+  return report;
+}
+
+} // namespace ddlsim::runner

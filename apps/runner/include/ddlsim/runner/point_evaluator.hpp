@@ -1,0 +1,19 @@
+// One point of a plan (a scenario without a sweep) simulated on its engine, and what the
+// planner ranks it on (planning/point_result.hpp).
+#pragma once
+
+#include "ddlsim/planning/point_result.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/sim/engine.hpp"
+
+namespace ddlsim::runner {
+
+// A training workload: job 0's iteration (a plan's sweep varies one job's cluster and
+// settings). A collective workload: the collective at its largest size. Throws InputError for
+// a scenario the engine cannot run.
+plan::PointMetrics evaluate_point(const Scenario& scenario);
+
+// One iteration of the scenario's training jobs on its engine (no step records, no progress).
+sim::EngineResult simulate_training(const Scenario& scenario);
+
+} // namespace ddlsim::runner

@@ -1,0 +1,73 @@
+// `ddlsim run` without the command line: a loaded Scenario simulated on its engine, and the
+// report the command prints (the table on stdout), writes with --json (the JSON object) and
+// with --trace (a Chrome/Perfetto trace). The `ddlsim` command and language bindings call it.
+//
+// A collective workload gives one nccl-tests-style row per size (with the engine's summary
+// lines under the table, and its figures in the JSON rows); a training workload gives per job
+// and per GPU compute, communication, exposed and idle time, samples/s, scaling efficiency and
+// time to train.
+//
+//   const Scenario scenario = load_scenario_file("scenarios/dgx-a100.json");
+//   const runner::RunReport report = runner::run_scenario(scenario, scenario.name);
+//   std::cout << report.table;
+//   std::cout << report.json.dump(2);
+#pragma once
+
+#include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/sim/engine.hpp"
+#include "ddlsim/sim/trace.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddlsim::runner {
+
+struct RunSettings {
+  bool trace = false; // keep what a trace needs (step records, the engine's counters)
+  // Called before each simulation with what it simulates (e.g. "all_reduce 64 MiB ring (3/14)"
+  // or "training iteration") and what its progress counts ("steps" or "events").
+  std::function<void(const std::string& what, std::string_view unit)> begin;
+  // Called every so often during a simulation; returning false stops the run.
+  std::function<bool(Picoseconds simulated, std::uint64_t done)> progress;
+  // Called after each simulation; returning false stops the run there (e.g. a wall-time limit
+  // passed after the engine last asked `progress`).
+  std::function<bool()> end;
+};
+
+// One simulation's part of the trace: one trace process with a track per rank and channel.
+struct TracePart {
+  std::string name; // e.g. "all_reduce 64 MiB ring", "training iteration"
+  std::vector<sim::StepRecord> steps;
+  std::vector<std::string> counter_names; // e.g. the packet engine's switch queue depths
+  std::vector<sim::TraceCounterPoint> counters;
+};
+
+struct RunReport {
+  std::string table;            // what `ddlsim run` prints before the files it writes
+  Json json;                    // the --json report; null when nothing finished (see incomplete)
+  std::vector<TracePart> trace; // with RunSettings::trace: one part per simulation that finished
+  // Empty when the run finished; else where it stopped and what is complete, e.g. "while
+  // simulating 64 MiB; the sizes above it are complete". `table` and `json` hold what finished.
+  std::string incomplete;
+};
+
+// Simulates the scenario's workload on its engine; `label` names the scenario in the report
+// (its name, or its file). Throws InputError for what the engine cannot run.
+RunReport run_scenario(const Scenario& scenario, const std::string& label,
+                       const RunSettings& settings = {});
+
+// The Chrome trace (open in https://ui.perfetto.dev) of a report made with RunSettings::trace.
+void write_trace(const RunReport& report, std::ostream& out);
+
+// Every point of a training scenario's sweep, one row each, in sweep order (the first axis
+// fastest): what `ddlsim plan` ranks, as a plain table. `ddlsim run` prints it after the files
+// it writes (a collective's report only notes that the sweep was not run).
+void print_sweep_points(const Scenario& scenario, std::ostream& out);
+
+} // namespace ddlsim::runner

@@ -1,0 +1,74 @@
+// A collective workload's run report: one nccl-tests-style row per size.
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/sim/report.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "workload_reports.hpp"
+
+#include <sstream>
+
+namespace ddlsim::runner {
+
+RunReport collective_report(const Scenario& scenario, const std::string& label,
+                            const RunSettings& settings) {
+  const CollectiveWorkload& workload = scenario.workload.collective;
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  const std::string engine(sim::engine_name(scenario.engine));
+  sim::CollectiveReport table{label, engine, workload.op, workload.ranks, scenario.seed, {}};
+  std::vector<std::string> summaries; // the engine's lines under each row, if any
+  sim::CommonOptions options = common_options(scenario, settings);
+  options.record_counters = settings.trace;
+  RunReport report;
+  for (std::size_t i = 0; i < workload.sizes.size(); ++i) {
+    const std::uint64_t bytes = workload.sizes[i];
+    const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
+    if (settings.begin)
+      settings.begin(std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " +
+                         call.algorithm + " (" + std::to_string(i + 1) + "/" +
+                         std::to_string(workload.sizes.size()) + ")",
+                     sim::progress_unit(scenario.engine));
+    sim::EngineResult result = sim::simulate(call, topology, router, scenario.engine, options);
+    const bool go_on = !settings.end || settings.end();
+    if (!result.complete || !go_on) {
+      report.incomplete =
+          "while simulating " + format_bytes(bytes) + "; the sizes above it are complete";
+      break;
+    }
+    sim::CollectiveRow row;
+    row.bytes = bytes;
+    row.count = call.elements();
+    row.dtype = call.dtype;
+    row.reduction = call.reduction;
+    row.algorithm = result.algorithm;
+    row.why = result.auto_reason;
+    row.time = result.time;
+    row.steps = result.steps;
+    row.transfers = result.transfers;
+    row.bytes_sent = result.bytes_sent;
+    row.peak_flows_per_link = result.peak_flows_per_link;
+    row.engine_details = std::move(result.details.json);
+    table.rows.push_back(std::move(row));
+    summaries.push_back(std::move(result.details.summary));
+    if (settings.trace)
+      report.trace.push_back({std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) +
+                                  " " + result.algorithm,
+                              std::move(result.steps_recorded),
+                              std::move(result.details.counter_names),
+                              std::move(result.details.counters)});
+  }
+  std::ostringstream text;
+  sim::print_table(table, text);
+  for (std::size_t i = 0; i < summaries.size(); ++i)
+    if (!summaries[i].empty())
+      text << "# " << engine << " engine, " << format_bytes(table.rows[i].bytes) << ":\n"
+           << summaries[i];
+  if (!scenario.sweep.empty())
+    text << "# note: this scenario's sweep (" << scenario.sweep.size()
+         << " axes) was validated but not run: `run` simulates the base scenario; `ddlsim plan` "
+            "runs the sweep\n";
+  report.table = text.str();
+  report.json = sim::to_json(table);
+  return report;
+}
+
+} // namespace ddlsim::runner

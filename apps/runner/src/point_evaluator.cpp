@@ -1,0 +1,82 @@
+#include "ddlsim/runner/point_evaluator.hpp"
+
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/runner/run_report.hpp"
+#include "ddlsim/topologies/builders.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace ddlsim::runner {
+namespace {
+
+plan::PointMetrics evaluate_training(const Scenario& scenario) {
+  const sim::EngineResult result = simulate_training(scenario);
+  const models::JobSpec& spec = scenario.workload.training.jobs.at(0);
+  const models::JobIteration& job = result.jobs.at(0);
+  plan::PointMetrics metrics;
+  metrics.gpus = static_cast<int>(spec.gpus.size());
+  metrics.nodes =
+      static_cast<int>(std::set<int>(spec.node_of_gpu.begin(), spec.node_of_gpu.end()).size());
+  metrics.iteration_seconds = ps_to_seconds(job.time);
+  metrics.samples_per_second = job.samples_per_second;
+  metrics.scaling_efficiency = job.scaling_efficiency;
+  const TrainingWorkload& training = scenario.workload.training;
+  if (training.dataset_samples > 0)
+    metrics.train_seconds = job.seconds_to_train(training.epochs, training.dataset_samples);
+  metrics.what = "training " + spec.model->name + " " + spec.algorithm;
+  return metrics;
+}
+
+} // namespace
+
+sim::EngineResult simulate_training(const Scenario& scenario) {
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  sim::CommonOptions options;
+  options.seed = scenario.seed;
+  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs}, topology, router,
+                       scenario.engine, options);
+}
+
+plan::PointMetrics evaluate_point(const Scenario& scenario) {
+  if (scenario.workload.type == "training") return evaluate_training(scenario);
+  const CollectiveWorkload& workload = scenario.workload.collective;
+  if (workload.sizes.empty()) throw InputError("/workload/sizes", "no size to simulate");
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  const std::uint64_t bytes = *std::max_element(workload.sizes.begin(), workload.sizes.end());
+  const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
+  sim::CommonOptions options;
+  options.seed = scenario.seed;
+  const sim::EngineResult result = sim::simulate(call, topology, router, scenario.engine, options);
+  plan::PointMetrics metrics;
+  metrics.gpus = call.ranks;
+  metrics.nodes =
+      static_cast<int>(std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
+  metrics.iteration_seconds = ps_to_seconds(result.time);
+  metrics.what =
+      std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " + result.algorithm;
+  return metrics;
+}
+
+void print_sweep_points(const Scenario& scenario, std::ostream& out) {
+  const std::size_t count = sweep_point_count(scenario);
+  out << "# sweep: " << count << " points (ranked by `ddlsim plan`, which also caches them)\n";
+  out << "# point  GPUs  iteration(ms)   samples/s  efficiency  settings\n";
+  for (std::size_t i = 0; i < count; ++i) {
+    const SweepPoint point = sweep_point(scenario, i);
+    std::string settings;
+    for (const auto& [pointer, value] : point.settings)
+      settings += (settings.empty() ? "" : " ") + pointer + "=" +
+                  (value.is_string() ? value.get<std::string>() : value.dump());
+    const plan::PointMetrics m = evaluate_point(point.scenario);
+    char line[160];
+    std::snprintf(line, sizeof line, "%7zu %5d %14.3f %11.1f %11.3f  ", i, m.gpus,
+                  m.iteration_seconds * 1e3, m.samples_per_second, m.scaling_efficiency);
+    out << line << settings << "\n";
+  }
+}
+
+} // namespace ddlsim::runner

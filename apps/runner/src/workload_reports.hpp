@@ -1,0 +1,17 @@
+// The two kinds of run report: run_scenario (run_report.cpp) picks by workload type.
+#pragma once
+
+#include "ddlsim/runner/run_report.hpp"
+#include "ddlsim/sim/engine.hpp"
+
+namespace ddlsim::runner {
+
+RunReport collective_report(const Scenario& scenario, const std::string& label,
+                            const RunSettings& settings);
+RunReport training_report(const Scenario& scenario, const std::string& label,
+                          const RunSettings& settings);
+
+// The engine options of a run: the scenario's seed, the trace and the progress callback.
+sim::CommonOptions common_options(const Scenario& scenario, const RunSettings& settings);
+
+} // namespace ddlsim::runner

@@ -1,0 +1,85 @@
+// The engine layer: the one way to simulate a workload (a collective call, or one iteration of
+// data-parallel training jobs) on a topology with any engine.
+//
+// simulate() runs the engine the EngineSpec names and applies the model terms once: the
+// per-step overhead and GPU rates inside the engine, the launch overhead once per collective
+// call (a training iteration runs it as a step before each of its collectives). It returns one
+// EngineResult: the figures every engine has, plus what only some engines add (the packet
+// engine's drop and queue figures, its queue-depth trace counters; the analytic tuner's choice
+// for algorithm "auto") in a form callers present without knowing which engine ran.
+//
+//   const sim::EngineResult result = sim::simulate(call, topology, router, scenario.engine, {});
+//   print(result.time, result.details.summary);
+#pragma once
+
+#include "ddlsim/collectives/call.hpp"
+#include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/models/iteration_metrics.hpp"
+#include "ddlsim/models/training.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/engine_spec.hpp"
+#include "ddlsim/sim/trace.hpp"
+#include "ddlsim/topologies/router.hpp"
+#include "ddlsim/topologies/topology.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ddlsim::sim {
+
+// One iteration of data-parallel training jobs on disjoint GPUs (models/training.hpp): planned,
+// composed into one Schedule (models/iteration_schedule.hpp) and summarised per job and GPU.
+struct TrainingIteration {
+  std::vector<models::JobSpec> jobs;
+};
+
+// A collective call (algorithm "auto": chosen by timing the candidates on the analytic engine,
+// sim/auto_select.hpp) or a training iteration.
+using Workload = std::variant<coll::CollectiveCall, TrainingIteration>;
+
+// How to run, the same for every engine.
+struct CommonOptions {
+  std::uint64_t seed = 1;       // ECMP hashing, packet spraying
+  bool record_steps = false;    // keep every step's record in EngineResult::steps_recorded
+  bool record_counters = false; // fill EngineDetails' trace counters (packet: queue depths)
+  // Called every so often with the simulated time and the work done so far, counted in
+  // progress_unit(spec); returning false stops the run (EngineResult::complete is then false).
+  std::function<bool(Picoseconds simulated, std::uint64_t done)> progress;
+};
+
+// What an engine adds to the figures every engine has.
+struct EngineDetails {
+  Json json;           // the report's object under engine_name(); null = nothing to add
+  std::string summary; // lines for under the report's table, each starting with "#   "
+  // Trace counter tracks (with CommonOptions::record_counters), e.g. "queue bytes leaf0 ->
+  // spine1": TraceSection's counter_names and counters.
+  std::vector<std::string> counter_names;
+  std::vector<TraceCounterPoint> counters;
+};
+
+struct EngineResult {
+  bool complete = true; // false when CommonOptions::progress stopped the run
+  // A collective: when its last step ended, plus the launch overhead. A training iteration:
+  // when its last step ended (its launch overheads are steps of it).
+  Picoseconds time = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t transfers = 0;
+  std::uint64_t bytes_sent = 0;
+  std::size_t peak_flows_per_link = 0;    // 0 where the engine does not count it (packet)
+  std::string algorithm;                  // a collective: the algorithm that ran
+  std::string auto_reason;                // a collective with algorithm "auto": why that one
+  std::vector<models::JobIteration> jobs; // a training iteration: per job, in the jobs' order
+  std::vector<StepRecord> steps_recorded; // with CommonOptions::record_steps
+  EngineDetails details;
+};
+
+// Rank r runs on topology.gpus()[r]. Throws InputError for what the engine cannot run (more
+// ranks than GPUs, no route, "auto" on the packet engine, a job the collectives cannot do),
+// naming the JSON path of the scenario key to change.
+EngineResult simulate(const Workload& workload, const topo::Topology& topology,
+                      topo::Router& router, const EngineSpec& spec, const CommonOptions& options);
+
+} // namespace ddlsim::sim

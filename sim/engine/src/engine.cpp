@@ -1,0 +1,75 @@
+#include "ddlsim/sim/engine.hpp"
+
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/models/iteration_schedule.hpp"
+#include "ddlsim/sim/auto_select.hpp"
+#include "schedule_run.hpp"
+
+#include <memory>
+
+namespace ddlsim::sim {
+namespace {
+
+EngineResult simulate_collective(coll::CollectiveCall call, const topo::Topology& topology,
+                                 topo::Router& router, const EngineSpec& spec,
+                                 const CommonOptions& options) {
+  std::string auto_reason;
+  if (call.algorithm == "auto") {
+    if (std::holds_alternative<packet::PacketEngineSpec>(spec.kind))
+      throw InputError("/workload/algorithm",
+                       "\"auto\" chooses with the analytic engine; name an algorithm for the "
+                       "packet engine (e.g. \"ring\")");
+    const AlgorithmChoice choice =
+        choose_algorithm(topology, router, call, analytic_options(spec, options));
+    call.algorithm = choice.algorithm;
+    auto_reason = choice.reason;
+  }
+  EngineResult result = run_schedule(coll::Schedule::make(call), topology, router, spec, options);
+  result.time += spec.launch_overhead;
+  result.algorithm = std::move(call.algorithm);
+  result.auto_reason = std::move(auto_reason);
+  return result;
+}
+
+// The collectives' local steps run at the jobs' GPU preset rates (calibratable through the
+// workload's "gpu" object) when every GPU has the same preset and the spec sets no reduction
+// rate: the engines take one rate for all ranks, so mixed clusters keep each GPU model's.
+void use_gpu_preset_rates(const std::vector<models::JobSpec>& jobs, EngineSpec& spec) {
+  if (jobs.empty() || jobs.front().gpu.empty() || spec.reduce_bytes_per_second != 0) return;
+  const models::GpuSpec& first = jobs.front().gpu.front();
+  for (const models::JobSpec& job : jobs)
+    for (const models::GpuSpec& gpu : job.gpu)
+      if (gpu.name != first.name || gpu.memory_bytes_per_second != first.memory_bytes_per_second ||
+          gpu.memory_efficiency != first.memory_efficiency)
+        return;
+  spec.reduce_bytes_per_second = first.reduce_bytes_per_second();
+  spec.copy_bytes_per_second = first.memory_efficiency * first.memory_bytes_per_second / 2;
+}
+
+EngineResult simulate_training(const TrainingIteration& iteration, const topo::Topology& topology,
+                               topo::Router& router, EngineSpec spec,
+                               const CommonOptions& options) {
+  models::TrainingPlan planned = models::plan_training(iteration.jobs);
+  planned.launch_overhead = spec.launch_overhead; // a step before each collective
+  const auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
+  use_gpu_preset_rates(iteration.jobs, spec);
+  // The metrics take each step as it is timed; the records themselves only on request.
+  models::IterationRecorder steps(plan->ranks);
+  EngineResult result =
+      run_schedule(models::iteration_schedule(plan), topology, router, spec, options,
+                   [&steps](const StepRecord& r) { steps.add(r.rank, r.channel, r.start, r.end); });
+  if (result.complete) result.jobs = models::summarize_iteration(*plan, steps);
+  return result;
+}
+
+} // namespace
+
+EngineResult simulate(const Workload& workload, const topo::Topology& topology,
+                      topo::Router& router, const EngineSpec& spec, const CommonOptions& options) {
+  if (const auto* call = std::get_if<coll::CollectiveCall>(&workload))
+    return simulate_collective(*call, topology, router, spec, options);
+  return simulate_training(std::get<TrainingIteration>(workload), topology, router, spec, options);
+}
+
+} // namespace ddlsim::sim
