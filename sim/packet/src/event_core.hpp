@@ -21,25 +21,7 @@
 
 namespace ddlsim::sim::packet {
 
-enum class EventKind : std::uint8_t {
-  tx_done,       // id = port: its packet on the wire finished serializing
-  arrive,        // id = packet: it reached the far end of its link; aux = its next port
-  local_done,    // id = program, aux = step index
-  reduce_done,   // id = transfer
-  timeout,       // id = transfer, aux = timer generation
-  message_start, // id = transfer: the per-step overhead has passed, its packets may go
-  pace,          // id = port: a paced (DCQCN) message of this source port may send again
-  pfc_frame,     // id = port that receives it, aux = class | (1 << 8 if PAUSE, else RESUME)
-  rate_timer,    // id = transfer, aux = timer generation: DCQCN's rate increase timer
-};
-
-struct Event {
-  EventKind kind;
-  std::uint32_t id;
-  std::uint32_t aux;
-};
-
-class EventCore {
+template <typename Event> class EventCore {
 public:
   // `time` must not be before the time of the last event taken.
   void push(Picoseconds time, Event event) {
