@@ -21,10 +21,8 @@
 
 namespace ddlsim::sim::packet {
 
-class Congestion {
+template <typename Engine> class Congestion {
 public:
-  explicit Congestion(Network& net) : net_(net) {}
-
   // A message's initial state: the full window or the initial one, and the line rate (already
   // in m.line_rate).
   static void reset(Message& m, const TransportSpec& transport) {
@@ -44,21 +42,22 @@ public:
   }
 
   // A new packet of the message was acknowledged (marked: it carried an ECN echo).
-  void on_ack(Message& m, bool marked) const {
-    if (net_.spec.transport.congestion_control == CongestionControl::dctcp) dctcp_on_ack(m, marked);
+  void on_ack(Message& m, bool marked) {
+    if (net().spec.transport.congestion_control == CongestionControl::dctcp)
+      dctcp_on_ack(m, marked);
   }
 
-  void on_timeout(Message& m) const {
-    if (net_.spec.transport.congestion_control == CongestionControl::dctcp) m.cwnd = 1;
+  void on_timeout(Message& m) {
+    if (net().spec.transport.congestion_control == CongestionControl::dctcp) m.cwnd = 1;
   }
 
   // dcqcn, a packet of `bytes` left below the line rate: pacing at RC (the gap that packet takes
   // at that rate) and the byte counter.
-  void on_send(Message& m, std::uint32_t bytes) const {
-    m.next_send_at = net_.now + static_cast<Picoseconds>(
-                                    std::llround(static_cast<double>(bytes) * 1e12 / m.rate));
+  void on_send(Message& m, std::uint32_t bytes) {
+    m.next_send_at = net().now + static_cast<Picoseconds>(
+                                     std::llround(static_cast<double>(bytes) * 1e12 / m.rate));
     m.byte_count += bytes;
-    if (m.byte_count >= net_.spec.transport.dcqcn.byte_counter) {
+    if (m.byte_count >= net().spec.transport.dcqcn.byte_counter) {
       m.byte_count = 0;
       ++m.byte_stage;
       increase(m);
@@ -67,23 +66,23 @@ public:
 
   // dcqcn, the notification point: whether the receiver sends a CNP for an ECN-marked packet
   // now (at most one per cnp_interval per message); counts it.
-  bool cnp_due(Message& m) const {
-    const TransportSpec& transport = net_.spec.transport;
+  bool cnp_due(Message& m) {
+    const TransportSpec& transport = net().spec.transport;
     if (transport.congestion_control != CongestionControl::dcqcn) return false;
-    const Picoseconds now = net_.now;
+    const Picoseconds now = net().now;
     if (m.last_cnp >= 0 && now - m.last_cnp < transport.dcqcn.cnp_interval) return false;
     m.last_cnp = now;
-    ++net_.result.cnps;
+    ++net().result.cnps;
     return true;
   }
 
   // dcqcn, a CNP reached the sender of message `id`.
-  void on_cnp(std::uint32_t id) const {
-    Message& m = net_.messages[id];
+  void on_cnp(std::uint32_t id) {
+    Message& m = net().messages[id];
     if (m.sender_done) return;
-    const DcqcnSpec& d = net_.spec.transport.dcqcn;
-    const Picoseconds now = net_.now;
-    ++net_.result.rate_cuts;
+    const DcqcnSpec& d = net().spec.transport.dcqcn;
+    const Picoseconds now = net().now;
+    ++net().result.rate_cuts;
     if (m.alpha_since >= 0) // the alpha timer's expiries since the last CNP, applied now
       m.dcqcn_alpha *=
           std::pow(1 - d.g, static_cast<double>((now - m.alpha_since) / d.alpha_timer));
@@ -94,19 +93,19 @@ public:
     m.timer_stage = m.byte_stage = 0;
     m.byte_count = 0;
     m.rate_timer_due = now + d.rate_timer;
-    net_.events.push(m.rate_timer_due, Event::rate_timer(id, m.timer_generation));
+    net().events.push(m.rate_timer_due, Event::rate_timer(id, m.timer_generation));
     // A packet already paced at the old rate keeps its time; later ones use the new rate.
   }
 
-  void on_rate_timer(const TimerEvent& timer) const {
-    Message& m = net_.messages[timer.message];
-    const Picoseconds now = net_.now;
+  void on_rate_timer(const TimerEvent& timer) {
+    Message& m = net().messages[timer.message];
+    const Picoseconds now = net().now;
     if (timer.generation != m.timer_generation || m.sender_done || m.rate_timer_due != now) return;
     ++m.timer_stage;
     increase(m);
     if (m.rate < m.line_rate) {
-      m.rate_timer_due = now + net_.spec.transport.dcqcn.rate_timer;
-      net_.events.push(m.rate_timer_due, Event::rate_timer(timer.message, timer.generation));
+      m.rate_timer_due = now + net().spec.transport.dcqcn.rate_timer;
+      net().events.push(m.rate_timer_due, Event::rate_timer(timer.message, timer.generation));
     } else {
       m.rate_timer_due = -1;
     }
@@ -133,8 +132,8 @@ private:
 
   // dcqcn, one increase event (timer or byte counter): fast recovery halves the distance to RT;
   // past F expiries RT itself rises, additively or (both counters past F) hyper-additively.
-  void increase(Message& m) const {
-    const DcqcnSpec& d = net_.spec.transport.dcqcn;
+  void increase(Message& m) {
+    const DcqcnSpec& d = net().spec.transport.dcqcn;
     const int f = d.fast_recovery_steps;
     if (std::min(m.timer_stage, m.byte_stage) > f)
       m.target += d.hyper_bytes_per_second * (std::min(m.timer_stage, m.byte_stage) - f);
@@ -150,7 +149,8 @@ private:
     }
   }
 
-  Network& net_;
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  Network& net() { return engine().network(); }
 };
 
 } // namespace ddlsim::sim::packet

@@ -5,12 +5,12 @@
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
 #include "ddlsim/topologies/router.hpp"
 #include "ddlsim/topologies/topology.hpp"
 #include "event.hpp"
-#include "event_core.hpp"
 #include "packet_pool.hpp"
 #include "port.hpp"
 #include "transport.hpp"
@@ -50,7 +50,7 @@ struct Network {
   const PacketEngineSpec& spec;
   const SwitchSpec& sw;
   std::uint64_t rng; // spraying
-  EventCore<Event> events;
+  EventQueue<Event> events;
   Picoseconds now = 0;
   PacketPool pool;
   std::vector<Port> ports;         // one per directed link, indexed by its LinkId

@@ -7,8 +7,8 @@
 //   schedule_driver.hpp    the Schedule's programs: steps start, rendezvous and complete
 //
 // The elements share the Network (network.hpp) and call each other through the run, whose
-// type they take as a template parameter: every call is resolved at compile time, and one
-// switch over the event kind dispatches an event to its element.
+// type they take as a template parameter: every call is resolved at compile time (no virtual
+// call), and one switch over the event kind dispatches an event to its element.
 #include "ddlsim/sim/packet/packet_engine.hpp"
 
 #include "congestion_control.hpp"
@@ -23,81 +23,92 @@
 namespace ddlsim::sim::packet {
 namespace {
 
-class PacketRun {
+// The run is the network and its elements: it derives from each element class (which takes
+// the run's type as a template parameter), so that an element reaches the shared state and the
+// other elements at fixed offsets from one object. (Elements holding references to them cost
+// a tenth of the packet rate: every access loaded the reference again.)
+class PacketRun : public Network,
+                  public SwitchPorts<PacketRun>,
+                  public Sender<PacketRun>,
+                  public Congestion<PacketRun>,
+                  public Receiver<PacketRun>,
+                  public ScheduleDriver<PacketRun> {
 public:
   PacketRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
             const PacketOptions& options)
-      : net(topology, router, schedule, options), switch_ports(*this, net), sender(*this, net),
-        congestion(net), receiver(*this, net), driver(*this, net) {
-    switch_ports.build();
+      : Network(topology, router, schedule, options), ScheduleDriver<PacketRun>(network()) {
+    switch_ports().build();
   }
 
   PacketTiming run() {
-    driver.start();
-    const PacketOptions& options = net.options;
+    Network& net = network();
+    driver().start();
     bool stopped = false;
     while (!net.events.empty() && !stopped) {
       net.now = net.events.next_time();
       const Event event = net.events.pop();
-      if (++net.result.events % kProgressInterval == 0 && options.progress &&
-          !options.progress(net.now, net.result.events))
+      if (++net.result.events % kProgressInterval == 0 && net.options.progress &&
+          !net.options.progress(net.now, net.result.events))
         stopped = true;
       handle(event);
     }
     if (stopped)
       net.result.complete = false;
     else
-      driver.check_finished();
+      driver().check_finished();
     net.result.time = net.last_completion;
     collect_link_stats();
     return std::move(net.result);
   }
 
-  // The elements, in the order they are built; each calls the others through this run.
-  Network net;
-  SwitchPorts<PacketRun> switch_ports;
-  Sender<PacketRun> sender;
-  Congestion congestion;
-  Receiver<PacketRun> receiver;
-  ScheduleDriver<PacketRun> driver;
+  // How the elements reach each other.
+  Network& network() { return *this; }
+  const Network& network() const { return *this; }
+  SwitchPorts<PacketRun>& switch_ports() { return *this; }
+  Sender<PacketRun>& sender() { return *this; }
+  Congestion<PacketRun>& congestion() { return *this; }
+  Receiver<PacketRun>& receiver() { return *this; }
+  ScheduleDriver<PacketRun>& driver() { return *this; }
 
 private:
   void handle(const Event& event) {
+    Network& net = network();
     switch (event.kind) {
     case EventKind::tx_done:
-      switch_ports.on_tx_done(event.port.port);
+      switch_ports().on_tx_done(event.port.port);
       break;
     case EventKind::arrive:
       // The packet and the port it arrives at are both likely cold: start fetching the port
       // while the packet loads.
       if (event.arrive.next_port != kNil) __builtin_prefetch(&net.ports[event.arrive.next_port]);
-      switch_ports.on_arrive(event.arrive.packet);
+      switch_ports().on_arrive(event.arrive.packet);
       break;
     case EventKind::local_done:
-      driver.complete(StepRef{event.step.program, event.step.index});
+      driver().complete(StepRef{event.step.program, event.step.index});
       break;
     case EventKind::reduce_done:
-      driver.finish_steps(event.message.message);
+      driver().finish_steps(event.message.message);
       break;
     case EventKind::timeout:
-      sender.on_timeout(event.timer);
+      sender().on_timeout(event.timer);
       break;
     case EventKind::message_start:
-      sender.activate(event.message.message);
+      sender().activate(event.message.message);
       break;
     case EventKind::pace:
-      sender.on_pace(event.port.port);
+      sender().on_pace(event.port.port);
       break;
     case EventKind::pfc_frame:
-      switch_ports.on_pfc_frame(event.pfc);
+      switch_ports().on_pfc_frame(event.pfc);
       break;
     case EventKind::rate_timer:
-      congestion.on_rate_timer(event.timer);
+      congestion().on_rate_timer(event.timer);
       break;
     }
   }
 
   void collect_link_stats() {
+    Network& net = network();
     // Until the last packet left its port: retransmissions and ACKs may still be on the wire
     // after the last step completed (pending timers are not).
     const double span = static_cast<double>(

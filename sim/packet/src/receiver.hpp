@@ -17,36 +17,34 @@ namespace ddlsim::sim::packet {
 
 template <typename Engine> class Receiver {
 public:
-  Receiver(Engine& engine, Network& net) : engine_(engine), net_(net) {}
-
   // Packet `id` reached the GPU at the end of its path.
   void deliver(std::uint32_t id) {
-    const Packet packet = net_.pool[id];
-    net_.pool.release(id);
-    --net_.messages[packet.transfer].alive;
+    const Packet packet = net().pool[id];
+    net().pool.release(id);
+    --net().messages[packet.transfer].alive;
     switch (packet.kind) {
     case PacketKind::data:
       on_data(packet);
       break;
     case PacketKind::ack:
-      engine_.sender.on_ack(packet.transfer, packet);
+      engine().sender().on_ack(packet.transfer, packet);
       break;
     case PacketKind::nack:
-      engine_.sender.on_nack(packet.transfer, packet);
+      engine().sender().on_nack(packet.transfer, packet);
       break;
     case PacketKind::cnp:
-      engine_.congestion.on_cnp(packet.transfer);
+      engine().congestion().on_cnp(packet.transfer);
       break;
     }
-    engine_.sender.maybe_free(packet.transfer);
+    engine().sender().maybe_free(packet.transfer);
   }
 
 private:
   void on_data(const Packet& packet) {
     const std::uint32_t id = packet.transfer;
-    Message& m = net_.messages[id];
-    PacketTiming& result = net_.result;
-    const TransportSpec& transport = net_.spec.transport;
+    Message& m = net().messages[id];
+    PacketTiming& result = net().result;
+    const TransportSpec& transport = net().spec.transport;
     bool gap = false;
     std::uint32_t gap_from = 0;
     const bool fresh = !m.received_bits.test(packet.seq);
@@ -54,9 +52,9 @@ private:
       ++result.duplicates;
     } else {
       ++m.received;
-      m.received_payload += net_.payload_of(packet);
+      m.received_payload += net().payload_of(packet);
       if (packet.seq + 1 < m.highest) ++result.reordered;
-      if (packet.seq > m.highest && net_.spec.load_balancing == LoadBalancing::ecmp &&
+      if (packet.seq > m.highest && net().spec.load_balancing == LoadBalancing::ecmp &&
           !m.droppable) {
         gap = true;
         gap_from = m.highest;
@@ -72,10 +70,10 @@ private:
           result.max_lost_fraction_ppm =
               std::max(result.max_lost_fraction_ppm, lost * 1'000'000 / m.bytes);
       }
-      engine_.driver.receive_complete(id);
+      engine().driver().receive_complete(id);
     }
-    Message& again = net_.messages[id]; // receive_complete may have started new messages
-    if ((packet.flags & kEcn) && engine_.congestion.cnp_due(again))
+    Message& again = net().messages[id]; // receive_complete may have started new messages
+    if ((packet.flags & kEcn) && engine().congestion().cnp_due(again))
       send_control(id, packet, PacketKind::cnp, packet.seq, 0, 0);
     if (!transport.reliable) return;
     if (gap && !again.receiver_done)
@@ -100,15 +98,15 @@ private:
   // A control packet for `data`, walking its path back from the receiver.
   void send_control(std::uint32_t message_id, const Packet& data, PacketKind kind,
                     std::uint32_t seq, std::uint32_t aux, std::uint8_t flags) {
-    const std::uint32_t id = net_.pool.allocate();
-    const topo::Path& path = (*net_.messages[message_id].paths)[data.path_lo];
-    Packet& packet = net_.pool[id];
+    const std::uint32_t id = net().pool.allocate();
+    const topo::Path& path = (*net().messages[message_id].paths)[data.path_lo];
+    Packet& packet = net().pool[id];
     packet.transfer = message_id;
     packet.seq = seq;
     packet.aux = aux;
-    packet.bytes = net_.spec.control_bytes;
+    packet.bytes = net().spec.control_bytes;
     packet.hop = static_cast<std::uint16_t>(path.size() - 1);
-    packet.port = net_.ports[path.back()].reverse;
+    packet.port = net().ports[path.back()].reverse;
     packet.next_port = kNil;
     packet.in_port = kNil;
     packet.path_lo = data.path_lo;
@@ -117,14 +115,16 @@ private:
     packet.priority = 0;
     packet.flags = flags;
     packet.reverse = true;
-    ++net_.messages[message_id].alive;
-    ++net_.result.control_packets;
-    enqueue(net_.ports[packet.port], net_.pool, id);
-    engine_.switch_ports.try_send(packet.port);
+    ++net().messages[message_id].alive;
+    ++net().result.control_packets;
+    enqueue(net().ports[packet.port], net().pool, id);
+    engine().switch_ports().try_send(packet.port);
   }
 
-  Engine& engine_;
-  Network& net_;
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  const Engine& engine() const { return static_cast<const Engine&>(*this); }
+  Network& net() { return engine().network(); }
+  const Network& net() const { return engine().network(); }
 };
 
 } // namespace ddlsim::sim::packet

@@ -23,7 +23,7 @@ namespace ddlsim::sim::packet {
 
 template <typename Engine> class ScheduleDriver {
 public:
-  ScheduleDriver(Engine& engine, Network& net) : engine_(engine), net_(net) {
+  explicit ScheduleDriver(const Network& net) {
     const coll::Schedule& schedule = net.schedule;
     const int ranks = schedule.ranks();
     const PacketOptions& options = net.options;
@@ -48,10 +48,10 @@ public:
   // The receive of message `id` has all the bytes it needs: its steps complete, after the
   // reduction for a recv_reduce.
   void receive_complete(std::uint32_t id) {
-    const Message& m = net_.messages[id];
+    const Message& m = net().messages[id];
     if (m.recv_reduce) {
       const double rate = rates_[static_cast<std::size_t>(m.recv_rank)].reduce_bytes_per_second;
-      net_.events.push(net_.now + duration(m.recv_bytes, rate), Event::reduce_done(id));
+      net().events.push(net().now + duration(m.recv_bytes, rate), Event::reduce_done(id));
       return;
     }
     finish_steps(id);
@@ -59,22 +59,22 @@ public:
 
   // The send and the receive that message `id` served are done.
   void finish_steps(std::uint32_t id) {
-    Message& m = net_.messages[id];
+    Message& m = net().messages[id];
     m.steps_done = true;
     const StepRef recv = m.recv, send = m.send;
     complete(recv);
     complete(send);
-    engine_.sender.maybe_free(id);
+    engine().sender().maybe_free(id);
   }
 
   void complete(StepRef ref) {
     Program& program = programs_[ref.program];
     Slot& done = slot(ref);
     done.done = true;
-    const Picoseconds now = net_.now;
-    net_.last_completion = now;
-    if (net_.options.record_steps)
-      net_.result.steps_recorded.push_back(
+    const Picoseconds now = net().now;
+    net().last_completion = now;
+    if (net().options.record_steps)
+      net().result.steps_recorded.push_back(
           StepRecord{program.rank, program.channel, done.kind, done.peer,
                      done.kind == coll::StepKind::compute ? 0 : done.bytes, done.start, now});
     while (!program.window.empty() && program.window.front().done) {
@@ -97,7 +97,7 @@ public:
     for (const Program& program : programs_) {
       if (program.exhausted && program.window.empty()) continue;
       const std::uint32_t stuck = program.next_start;
-      const bool network = net_.pool.in_use() > 0;
+      const bool network = net().pool.in_use() > 0;
       std::string what = std::string(network ? "packet network deadlocked (lossless ports "
                                                "waiting on each other in a cycle)"
                                              : "schedule deadlocked") +
@@ -130,7 +130,7 @@ private:
           return;
         }
         program.window.push_back(Slot::of(step));
-        ++net_.result.steps;
+        ++net().result.steps;
       }
       Slot& next = program.window[index - program.base];
       for (std::uint8_t d = 0; d < next.dep_count; ++d) {
@@ -138,7 +138,7 @@ private:
         if (dep >= program.base && !program.window[dep - program.base].done) return;
       }
       if (next.wait_channel != coll::kNoWait && !wait_done(p, next)) return;
-      next.start = net_.now;
+      next.start = net().now;
       ++program.next_start;
       begin(next, StepRef{p, index}, program.rank, program.channel);
     }
@@ -183,18 +183,18 @@ private:
         self.receives.push_back(Waiting{step.peer, ref, step.bytes, reduce});
     } else if (step.kind == coll::StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
-      net_.events.push(net_.now + static_cast<Picoseconds>(step.bytes),
-                       Event::local_done(ref.program, ref.index));
+      net().events.push(net().now + static_cast<Picoseconds>(step.bytes),
+                        Event::local_done(ref.program, ref.index));
     } else {
       const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
-      net_.events.push(net_.now + net_.options.per_step_overhead + duration(step.bytes, rate),
-                       Event::local_done(ref.program, ref.index));
+      net().events.push(net().now + net().options.per_step_overhead + duration(step.bytes, rate),
+                        Event::local_done(ref.program, ref.index));
     }
   }
 
   std::uint8_t priority_of(StepRef receive, std::uint16_t channel) {
-    const TransportSpec& transport = net_.spec.transport;
-    const int classes = net_.sw.priorities;
+    const TransportSpec& transport = net().spec.transport;
+    const int classes = net().sw.priorities;
     switch (transport.priority_rule) {
     case TransportSpec::PriorityRule::constant:
       return static_cast<std::uint8_t>(transport.priority);
@@ -204,7 +204,7 @@ private:
     case TransportSpec::PriorityRule::by_layer: {
       const Slot& step = slot(receive);
       const std::uint64_t size =
-          net_.schedule.buffer_bytes(programs_[receive.program].rank, step.dst_buffer);
+          net().schedule.buffer_bytes(programs_[receive.program].rank, step.dst_buffer);
       if (size == 0) return 0;
       const auto c = static_cast<int>(static_cast<double>(step.dst_offset) * classes /
                                       static_cast<double>(size));
@@ -224,19 +224,21 @@ private:
     const std::int32_t src = sender.rank;
     const std::int32_t dst = programs_[receive.program].rank;
     const std::uint16_t channel = sender.channel;
-    const topo::Topology& topology = net_.topology;
+    const topo::Topology& topology = net().topology;
     const std::vector<topo::Path>& paths =
-        net_.router.paths(topology.gpus()[static_cast<std::size_t>(src)],
-                          topology.gpus()[static_cast<std::size_t>(dst)]);
+        net().router.paths(topology.gpus()[static_cast<std::size_t>(src)],
+                           topology.gpus()[static_cast<std::size_t>(dst)]);
     if (paths.empty() || paths.front().empty())
       throw InputError("topology", "no route from rank " + std::to_string(src) + " to rank " +
                                        std::to_string(dst));
-    engine_.sender.open(MessageSetup{send, receive, slot(send).bytes, receive_bytes, src, dst,
-                                     reduce, channel, priority_of(receive, channel), &paths});
+    engine().sender().open(MessageSetup{send, receive, slot(send).bytes, receive_bytes, src, dst,
+                                        reduce, channel, priority_of(receive, channel), &paths});
   }
 
-  Engine& engine_;
-  Network& net_;
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  const Engine& engine() const { return static_cast<const Engine&>(*this); }
+  Network& net() { return engine().network(); }
+  const Network& net() const { return engine().network(); }
   std::vector<GpuRates> rates_;
   std::vector<Program> programs_;
   std::uint32_t channels_ = 1;

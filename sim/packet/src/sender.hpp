@@ -42,11 +42,9 @@ struct MessageSetup {
 
 template <typename Engine> class Sender {
 public:
-  Sender(Engine& engine, Network& net) : engine_(engine), net_(net) {}
-
   // Opens a message; its packets may go after the per-step overhead.
   void open(const MessageSetup& setup) {
-    std::vector<Message>& messages = net_.messages;
+    std::vector<Message>& messages = net().messages;
     std::uint32_t id;
     if (free_messages_.empty()) {
       id = static_cast<std::uint32_t>(messages.size());
@@ -67,16 +65,16 @@ public:
     m.paths = &paths;
     const std::size_t count = std::min<std::size_t>(paths.size(), 0xffff);
     m.ecmp = static_cast<std::uint16_t>(
-        ecmp_choice(net_.options.seed, setup.send_rank, setup.recv_rank, setup.channel, count));
+        ecmp_choice(net().options.seed, setup.send_rank, setup.recv_rank, setup.channel, count));
     m.path_lo = 0;
     m.path_hi = static_cast<std::uint16_t>(count);
     narrow(paths, m.ecmp, 0, m.path_lo, m.path_hi);
     m.sprayed = 0;
     m.port = paths[m.ecmp][0];
-    const TransportSpec& transport = net_.spec.transport;
+    const TransportSpec& transport = net().spec.transport;
     m.priority = setup.priority;
     m.droppable = transport.loss_bound > 0;
-    const std::uint64_t mtu = net_.spec.mtu_bytes;
+    const std::uint64_t mtu = net().spec.mtu_bytes;
     const std::uint64_t packets = std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu);
     if (packets >= kLogEcn) // indices leave the top bit for the coalesced-ACK log
       throw InputError("/engine/mtu_bytes",
@@ -95,8 +93,8 @@ public:
     m.sender_done = false;
     m.in_list = false;
     m.timer_armed = false;
-    m.line_rate = 1e12 / net_.ports[m.port].ps_per_byte;
-    Congestion::reset(m, transport);
+    m.line_rate = 1e12 / net().ports[m.port].ps_per_byte;
+    Congestion<Engine>::reset(m, transport);
     m.ack_log.clear();
     m.ack_sent = 0;
     m.received = 0;
@@ -105,29 +103,29 @@ public:
     m.received_bits.reset(m.packets);
     m.receiver_done = m.steps_done = false;
     m.alive = 0;
-    ++net_.result.transfers;
-    net_.result.bytes_sent += m.bytes;
-    if (net_.options.per_step_overhead > 0)
-      net_.events.push(net_.now + net_.options.per_step_overhead, Event::message_start(id));
+    ++net().result.transfers;
+    net().result.bytes_sent += m.bytes;
+    if (net().options.per_step_overhead > 0)
+      net().events.push(net().now + net().options.per_step_overhead, Event::message_start(id));
     else
       activate(id);
   }
 
   // The message may have packets to send: it joins its source port's round robin.
   void activate(std::uint32_t id) {
-    if (!net_.messages[id].in_list && !net_.messages[id].sender_done) list_insert(id);
-    engine_.switch_ports.try_send(net_.messages[id].port);
+    if (!net().messages[id].in_list && !net().messages[id].sender_done) list_insert(id);
+    engine().switch_ports().try_send(net().messages[id].port);
   }
 
   // The next packet of the source port's messages, round robin; kNil when none may send (then
   // a paced message's next time is booked as a pace event).
   std::uint32_t pull(std::uint32_t port_id) {
-    Port& port = net_.ports[port_id];
+    Port& port = net().ports[port_id];
     std::uint32_t first = port.sources;
     Picoseconds wake = kNever;
     while (port.sources != kNil) {
       const std::uint32_t id = port.sources;
-      Message& m = net_.messages[id];
+      Message& m = net().messages[id];
       const Want want = wants(m, port.paused);
       if (want == Want::nothing) {
         const bool was_first = id == first;
@@ -146,39 +144,39 @@ public:
     }
     if (wake != kNever && (port.pace_at < 0 || wake < port.pace_at)) {
       port.pace_at = wake;
-      net_.events.push(wake, Event::pace(port_id));
+      net().events.push(wake, Event::pace(port_id));
     }
     return kNil;
   }
 
   void on_pace(std::uint32_t port_id) {
-    if (net_.ports[port_id].pace_at != net_.now) return; // superseded by an earlier one
-    net_.ports[port_id].pace_at = -1;
-    engine_.switch_ports.try_send(port_id);
+    if (net().ports[port_id].pace_at != net().now) return; // superseded by an earlier one
+    net().ports[port_id].pace_at = -1;
+    engine().switch_ports().try_send(port_id);
   }
 
   void on_timeout(const TimerEvent& timer) {
     const std::uint32_t id = timer.message;
-    Message& m = net_.messages[id];
+    Message& m = net().messages[id];
     if (timer.generation != m.timer_generation || m.sender_done) return;
-    const Picoseconds rto = net_.spec.transport.rto;
-    const Picoseconds now = net_.now;
+    const Picoseconds rto = net().spec.transport.rto;
+    const Picoseconds now = net().now;
     if (now - m.last_progress < rto) {
-      net_.events.push(m.last_progress + rto, Event::timeout(id, timer.generation));
+      net().events.push(m.last_progress + rto, Event::timeout(id, timer.generation));
       return;
     }
     for (std::uint32_t s = 0; s < m.next_new; ++s)
       if (!m.acked_bits.test(s) && m.resend_bits.set(s)) m.resend.push_back(s);
     m.last_progress = now;
-    engine_.congestion.on_timeout(m);
-    net_.events.push(now + rto, Event::timeout(id, timer.generation));
+    engine().congestion().on_timeout(m);
+    net().events.push(now + rto, Event::timeout(id, timer.generation));
     activate(id);
   }
 
   void on_ack(std::uint32_t id, const Packet& ack) {
-    Message& m = net_.messages[id];
+    Message& m = net().messages[id];
     if (m.sender_done) return;
-    if (net_.spec.transport.ack_every_packets == 1) {
+    if (net().spec.transport.ack_every_packets == 1) {
       acknowledge(m, ack.seq, (ack.flags & kEcn) != 0);
     } else {
       // A coalesced ACK covers entries [seq, aux) of the receiver's log (written before it
@@ -196,7 +194,7 @@ public:
   }
 
   void on_nack(std::uint32_t id, const Packet& nack) {
-    Message& m = net_.messages[id];
+    Message& m = net().messages[id];
     if (m.sender_done) return;
     for (std::uint32_t s = nack.seq; s < nack.aux && s < m.next_new; ++s)
       if (!m.acked_bits.test(s) && m.resend_bits.set(s)) m.resend.push_back(s);
@@ -205,7 +203,7 @@ public:
 
   // Frees the message once its steps and its sender are done and no packet of it is left.
   void maybe_free(std::uint32_t id) {
-    Message& m = net_.messages[id];
+    Message& m = net().messages[id];
     if (!m.steps_done || !m.sender_done || m.alive != 0 || m.paths == nullptr) return;
     if (m.in_list) list_remove(id);
     ++m.timer_generation;
@@ -232,16 +230,16 @@ private:
           static_cast<double>(m.next_new - m.acked) < m.cwnd ? Want::send_new : Want::window_full;
     if (want == Want::resend || want == Want::send_new) {
       if ((paused_classes >> m.priority) & 1u) return Want::class_paused;
-      if (m.next_send_at > net_.now) return Want::paced;
+      if (m.next_send_at > net().now) return Want::paced;
     }
     return want;
   }
 
   std::uint32_t make_data_packet(std::uint32_t message_id, bool resend) {
-    const std::uint32_t id = net_.pool.allocate();
-    Message& m = net_.messages[message_id];
-    PacketTiming& result = net_.result;
-    const PacketEngineSpec& spec = net_.spec;
+    const std::uint32_t id = net().pool.allocate();
+    Message& m = net().messages[message_id];
+    PacketTiming& result = net().result;
+    const PacketEngineSpec& spec = net().spec;
     std::uint32_t seq;
     if (resend) {
       seq = m.resend[m.resend_head++];
@@ -255,7 +253,7 @@ private:
     const std::uint64_t mtu = spec.mtu_bytes;
     const std::uint32_t payload = static_cast<std::uint32_t>(
         seq + 1 < m.packets ? mtu : m.bytes - static_cast<std::uint64_t>(seq) * mtu);
-    Packet& packet = net_.pool[id];
+    Packet& packet = net().pool[id];
     packet.transfer = message_id;
     packet.seq = seq;
     packet.aux = 0;
@@ -274,8 +272,8 @@ private:
       packet.path_lo = m.ecmp;
       break;
     case LoadBalancing::spray_random:
-      net_.rng = mix64(net_.rng);
-      packet.path_lo = static_cast<std::uint16_t>(m.path_lo + net_.rng % choices);
+      net().rng = mix64(net().rng);
+      packet.path_lo = static_cast<std::uint16_t>(m.path_lo + net().rng % choices);
       break;
     case LoadBalancing::spray_round_robin:
       packet.path_lo = static_cast<std::uint16_t>(m.path_lo + m.sprayed++ % choices);
@@ -288,14 +286,14 @@ private:
     if (spec.load_balancing != LoadBalancing::adaptive)
       packet.path_hi = static_cast<std::uint16_t>(packet.path_lo + 1);
     ++m.alive;
-    if (m.rate < m.line_rate) engine_.congestion.on_send(m, packet.bytes);
+    if (m.rate < m.line_rate) engine().congestion().on_send(m, packet.bytes);
     if (!spec.transport.reliable) {
       if (m.next_new == m.packets) m.sender_done = true;
     } else if (!m.timer_armed) {
       m.timer_armed = true;
-      m.last_progress = net_.now;
-      net_.events.push(net_.now + spec.transport.rto,
-                       Event::timeout(message_id, m.timer_generation));
+      m.last_progress = net().now;
+      net().events.push(net().now + spec.transport.rto,
+                        Event::timeout(message_id, m.timer_generation));
     }
     return id;
   }
@@ -303,15 +301,15 @@ private:
   void acknowledge(Message& m, std::uint32_t seq, bool marked) {
     if (!m.acked_bits.set(seq)) return;
     ++m.acked;
-    m.last_progress = net_.now;
-    engine_.congestion.on_ack(m, marked);
+    m.last_progress = net().now;
+    engine().congestion().on_ack(m, marked);
   }
 
   // The source port's round-robin list of messages with something to send.
   void list_insert(std::uint32_t id) {
-    std::vector<Message>& messages = net_.messages;
+    std::vector<Message>& messages = net().messages;
     Message& m = messages[id];
-    Port& port = net_.ports[m.port];
+    Port& port = net().ports[m.port];
     m.in_list = true;
     if (port.sources == kNil) {
       m.rr_prev = m.rr_next = id;
@@ -326,9 +324,9 @@ private:
     messages[head].rr_prev = id;
   }
   void list_remove(std::uint32_t id) {
-    std::vector<Message>& messages = net_.messages;
+    std::vector<Message>& messages = net().messages;
     Message& m = messages[id];
-    Port& port = net_.ports[m.port];
+    Port& port = net().ports[m.port];
     m.in_list = false;
     if (m.rr_next == id) {
       port.sources = kNil;
@@ -339,8 +337,10 @@ private:
     if (port.sources == id) port.sources = m.rr_next;
   }
 
-  Engine& engine_;
-  Network& net_;
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  const Engine& engine() const { return static_cast<const Engine&>(*this); }
+  Network& net() { return engine().network(); }
+  const Network& net() const { return engine().network(); }
   std::vector<std::uint32_t> free_messages_;
 };
 

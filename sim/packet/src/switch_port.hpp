@@ -21,13 +21,11 @@ namespace ddlsim::sim::packet {
 
 template <typename Engine> class SwitchPorts {
 public:
-  SwitchPorts(Engine& engine, Network& net) : engine_(engine), net_(net) {}
-
   void build() {
-    const topo::Topology& topology = net_.topology;
-    const SwitchSpec& sw = net_.sw;
-    const PacketEngineSpec& spec = net_.spec;
-    std::vector<Port>& ports = net_.ports;
+    const topo::Topology& topology = net().topology;
+    const SwitchSpec& sw = net().sw;
+    const PacketEngineSpec& spec = net().spec;
+    std::vector<Port>& ports = net().ports;
     ports.resize(topology.link_count());
     for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
       const topo::Link& link = topology.link(id);
@@ -82,21 +80,21 @@ public:
   // packet when the current one has left) only while it has something waiting, so a packet that
   // finds its port idle costs one event per hop.
   void try_send(std::uint32_t port_id) {
-    std::vector<Port>& ports = net_.ports;
-    PacketPool& pool = net_.pool;
-    const Picoseconds now = net_.now;
+    std::vector<Port>& ports = net().ports;
+    PacketPool& pool = net().pool;
+    const Picoseconds now = net().now;
     Port& port = ports[port_id];
     if (port.blocked) return;
     if (now < port.free_at) {
       if (!port.tx_pending && (port.has_queued() || port.sources != kNil)) {
         port.tx_pending = true;
-        net_.events.push(port.free_at, Event::tx_done(port_id));
+        net().events.push(port.free_at, Event::tx_done(port_id));
       }
       return;
     }
-    std::uint32_t id = peek_next(port, pool, net_.sw);
+    std::uint32_t id = peek_next(port, pool, net().sw);
     const bool queued = id != kNil;
-    if (!queued && port.source) id = engine_.sender.pull(port_id);
+    if (!queued && port.source) id = engine().sender().pull(port_id);
     if (id == kNil) return;
     Packet& packet = pool[id];
     if (packet.next_port == kNil) packet.next_port = choose_next_port(packet);
@@ -121,12 +119,12 @@ public:
     }
     if (next != kNil && ports[next].lossless) ports[next].reserved += charge;
     port.free_at = now + port.serialization(packet.bytes);
-    net_.last_tx_end = std::max(net_.last_tx_end, port.free_at);
+    net().last_tx_end = std::max(net().last_tx_end, port.free_at);
     port.tx_bytes += packet.bytes;
-    net_.events.push(port.free_at + port.latency, Event::arrival(id, next));
+    net().events.push(port.free_at + port.latency, Event::arrival(id, next));
     if (port.has_queued() || port.sources != kNil) {
       port.tx_pending = true;
-      net_.events.push(port.free_at, Event::tx_done(port_id));
+      net().events.push(port.free_at, Event::tx_done(port_id));
     }
     if (queued) {
       sample(port_id);
@@ -135,17 +133,17 @@ public:
   }
 
   void on_tx_done(std::uint32_t port_id) {
-    net_.ports[port_id].tx_pending = false;
+    net().ports[port_id].tx_pending = false;
     try_send(port_id);
   }
 
   // A packet reached the far end of its link: delivered at its destination GPU, or admitted to
   // the next port's queue (or dropped there).
   void on_arrive(std::uint32_t id) {
-    Packet& packet = net_.pool[id];
+    Packet& packet = net().pool[id];
     const std::uint32_t next = packet.next_port;
     if (next == kNil) {
-      engine_.receiver.deliver(id);
+      engine().receiver().deliver(id);
       return;
     }
     const std::uint32_t came_by = packet.port;
@@ -153,39 +151,39 @@ public:
     packet.port = next;
     packet.next_port = kNil;
     packet.in_port = kNil;
-    Port& port = net_.ports[next];
+    Port& port = net().ports[next];
     const bool data = packet.kind == PacketKind::data;
     if (port.lossless) {
       if (data) port.reserved -= packet.bytes;
     } else if (data) {
-      if (port.switch_port && net_.sw.pfc.lossless(packet.priority)) {
+      if (port.switch_port && net().sw.pfc.lossless(packet.priority)) {
         if (!admit_lossless(packet, id, came_by, next)) return;
       } else {
         while (!admits(port, packet.bytes)) {
-          const std::uint32_t victim = eviction_victim(port, net_.pool, net_.sw, packet);
+          const std::uint32_t victim = eviction_victim(port, net().pool, net().sw, packet);
           if (victim == kNil) {
             drop(id, next);
             return;
           }
-          unlink(port, net_.pool, victim);
-          pool_remove(port, net_.pool[victim].bytes);
+          unlink(port, net().pool, victim);
+          pool_remove(port, net().pool[victim].bytes);
           drop(victim, next);
         }
       }
-      if (net_.sw.ecn_threshold_bytes > 0 && port.queued >= net_.sw.ecn_threshold_bytes) {
+      if (net().sw.ecn_threshold_bytes > 0 && port.queued >= net().sw.ecn_threshold_bytes) {
         packet.flags |= kEcn;
-        ++net_.result.ecn_marks;
+        ++net().result.ecn_marks;
       }
       pool_add(port, packet.bytes);
     }
-    enqueue(port, net_.pool, id);
+    enqueue(port, net().pool, id);
     sample(next);
     try_send(next);
   }
 
   // A PFC frame reached the port it addresses: the class stops, or resumes sending.
   void on_pfc_frame(const PfcFrameEvent& frame) {
-    Port& port = net_.ports[frame.port];
+    Port& port = net().ports[frame.port];
     const auto bit = static_cast<std::uint8_t>(1u << frame.priority);
     if (frame.pause) {
       port.paused |= bit;
@@ -208,7 +206,7 @@ private:
     const SharedPool& pool = pools_[port.pool];
     if (pool.used + bytes > pool.size) return false;
     const double threshold =
-        net_.sw.dynamic_threshold_alpha * static_cast<double>(pool.size - pool.used);
+        net().sw.dynamic_threshold_alpha * static_cast<double>(pool.size - pool.used);
     return static_cast<double>(port.queued + bytes) <= threshold;
   }
   void pool_add(const Port& port, std::uint64_t bytes) {
@@ -221,10 +219,10 @@ private:
   // Lossless class at a switch: admitted by its ingress link's count (xoff + headroom), not by
   // the egress drop policy; crossing xoff pauses the class upstream. False when it was dropped.
   bool admit_lossless(Packet& packet, std::uint32_t id, std::uint32_t came_by, std::uint32_t next) {
-    Port& in = net_.ports[came_by];
+    Port& in = net().ports[came_by];
     const std::size_t c = packet.priority;
     if (in.ingress[c] + packet.bytes > in.ingress_limit) {
-      ++net_.result.headroom_drops;
+      ++net().result.headroom_drops;
       drop(id, next);
       return false;
     }
@@ -240,14 +238,14 @@ private:
   // A PFC frame from the switch at the end of link `port_id` back to that link's source port:
   // it waits for the packet being serialized on the reverse link, then crosses it.
   void send_pfc_frame(std::uint32_t port_id, int priority, bool pause) {
-    const Port& reverse = net_.ports[net_.ports[port_id].reverse];
-    const Picoseconds start = std::max(net_.now, reverse.free_at);
+    const Port& reverse = net().ports[net().ports[port_id].reverse];
+    const Picoseconds start = std::max(net().now, reverse.free_at);
     const Picoseconds arrival =
-        start + reverse.serialization(net_.spec.control_bytes) + reverse.latency;
-    net_.events.push(arrival, Event::pfc_frame(port_id, priority, pause));
+        start + reverse.serialization(net().spec.control_bytes) + reverse.latency;
+    net().events.push(arrival, Event::pfc_frame(port_id, priority, pause));
     if (pause) {
-      ++net_.result.pfc_pauses;
-      ++net_.result.pfc_pauses_by_priority[static_cast<std::size_t>(priority)];
+      ++net().result.pfc_pauses;
+      ++net().result.pfc_pauses_by_priority[static_cast<std::size_t>(priority)];
     }
   }
 
@@ -255,27 +253,27 @@ private:
   // a paused class resumes below xon.
   void release_ingress(Packet& packet) {
     if (packet.in_port == kNil) return;
-    Port& in = net_.ports[packet.in_port];
+    Port& in = net().ports[packet.in_port];
     const std::size_t c = packet.priority;
     in.ingress[c] -= packet.bytes;
     packet.in_port = kNil;
     if (((in.pause_sent >> c) & 1u) && in.ingress[c] <= in.xon) {
       in.pause_sent &= static_cast<std::uint8_t>(~(1u << c));
-      send_pfc_frame(static_cast<std::uint32_t>(&in - net_.ports.data()), static_cast<int>(c),
+      send_pfc_frame(static_cast<std::uint32_t>(&in - net().ports.data()), static_cast<int>(c),
                      false);
     }
   }
 
   void drop(std::uint32_t id, std::uint32_t port_id) {
-    const Packet packet = net_.pool[id];
-    net_.pool.release(id);
-    ++net_.ports[port_id].drops;
-    PacketTiming& result = net_.result;
+    const Packet packet = net().pool[id];
+    net().pool.release(id);
+    ++net().ports[port_id].drops;
+    PacketTiming& result = net().result;
     ++result.drops;
-    result.bytes_dropped += net_.payload_of(packet);
+    result.bytes_dropped += net().payload_of(packet);
     if (packet.kind == PacketKind::data) ++result.drops_by_priority[packet.priority];
-    if (!net_.spec.transport.reliable) {
-      const topo::Topology& topology = net_.topology;
+    if (!net().spec.transport.reliable) {
+      const topo::Topology& topology = net().topology;
       throw InputError("/engine/transport/reliable",
                        "a packet was dropped at the port of link " +
                            topology.vertex(topology.link(port_id).src).name + " -> " +
@@ -283,37 +281,37 @@ private:
                            " but the transport is unreliable; set \"reliable\": true, enable "
                            "\"pfc\", or give the switches more buffer");
     }
-    --net_.messages[packet.transfer].alive;
-    engine_.sender.maybe_free(packet.transfer);
+    --net().messages[packet.transfer].alive;
+    engine().sender().maybe_free(packet.transfer);
   }
 
   void sample(std::uint32_t port_id) {
-    Port& port = net_.ports[port_id];
-    if (!net_.options.record_queues || !port.switch_port) return;
-    const Picoseconds now = net_.now;
-    if (port.last_sample >= 0 && now - port.last_sample < net_.spec.queue_sample_interval) return;
+    Port& port = net().ports[port_id];
+    if (!net().options.record_queues || !port.switch_port) return;
+    const Picoseconds now = net().now;
+    if (port.last_sample >= 0 && now - port.last_sample < net().spec.queue_sample_interval) return;
     port.last_sample = now;
-    net_.result.queue_samples.push_back(QueueSample{port_id, now, port.queued});
+    net().result.queue_samples.push_back(QueueSample{port_id, now, port.queued});
   }
 
   // The port a packet crosses after the one it is at, or kNil when that one ends at its
   // destination GPU. Chosen (adaptive: by the queues now) when the packet starts crossing.
   std::uint32_t choose_next_port(Packet& packet) {
-    const std::vector<topo::Path>& paths = *net_.messages[packet.transfer].paths;
+    const std::vector<topo::Path>& paths = *net().messages[packet.transfer].paths;
     const topo::Path& path = paths[packet.path_lo];
-    if (packet.reverse) return packet.hop == 0 ? kNil : net_.ports[path[packet.hop - 1u]].reverse;
+    if (packet.reverse) return packet.hop == 0 ? kNil : net().ports[path[packet.hop - 1u]].reverse;
     const std::uint16_t hop = static_cast<std::uint16_t>(packet.hop + 1);
     if (hop >= path.size()) return kNil;
     if (packet.path_hi - packet.path_lo > 1)
-      return least_queued(paths, hop, packet.path_lo, packet.path_hi, net_.ports, net_.now);
+      return least_queued(paths, hop, packet.path_lo, packet.path_hi, net().ports, net().now);
     return path[hop];
   }
 
   void wake_waiters(std::uint32_t port_id) {
-    std::uint32_t waiter = net_.ports[port_id].waiters;
-    net_.ports[port_id].waiters = net_.ports[port_id].waiters_tail = kNil;
+    std::uint32_t waiter = net().ports[port_id].waiters;
+    net().ports[port_id].waiters = net().ports[port_id].waiters_tail = kNil;
     while (waiter != kNil) {
-      Port& port = net_.ports[waiter];
+      Port& port = net().ports[waiter];
       const std::uint32_t next = port.next_waiter;
       port.blocked = false;
       port.next_waiter = kNil;
@@ -322,8 +320,10 @@ private:
     }
   }
 
-  Engine& engine_;
-  Network& net_;
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  const Engine& engine() const { return static_cast<const Engine&>(*this); }
+  Network& net() { return engine().network(); }
+  const Network& net() const { return engine().network(); }
   std::vector<SharedPool> pools_; // shared switch buffers, one per switch
 };
 
