@@ -4,6 +4,7 @@
 #include "ddlsim/calibrate/real_report.hpp"
 #include "ddlsim/calibrate/validation.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "error_of.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 
 #include <catch2/catch.hpp>
@@ -16,14 +17,7 @@ using namespace ddlsim::calib;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ddlsim::test_support::error_of;
 
 Calibration sample() {
   Calibration c;

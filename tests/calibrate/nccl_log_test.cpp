@@ -3,6 +3,7 @@
 // other *_perf tools, old and new column layouts, N/A in-place columns, and malformed input.
 #include "ddlsim/calibrate/nccl_log.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "error_of.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,14 +18,7 @@ std::string data(const std::string& name) {
   return std::string(DDLSIM_TEST_DATA_DIR) + "/../calibrate/data/" + name;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ddlsim::test_support::error_of;
 
 } // namespace
 

@@ -3,34 +3,16 @@
 
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "error_of.hpp"
+#include "make_call.hpp"
 
 #include <functional>
 #include <string>
 
 namespace ddlsim::coll::test {
 
-inline CollectiveCall make_call(Op op, const std::string& algorithm, int ranks,
-                                std::uint64_t elements, DataType dtype = DataType::fp32,
-                                Reduction reduction = Reduction::sum) {
-  CollectiveCall call;
-  call.op = op;
-  call.algorithm = algorithm;
-  call.ranks = ranks;
-  call.dtype = dtype;
-  call.bytes = elements * element_size(dtype);
-  call.reduction = reduction;
-  return call;
-}
-
-// The message of the InputError `f` throws, or "no error".
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using ddlsim::test_support::error_of;
+using ddlsim::test_support::make_call;
 
 // A step built field by field, for hand-made schedules.
 inline Step step_of(StepKind kind, int peer, BufferRange src, BufferRange dst,

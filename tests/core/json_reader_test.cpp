@@ -1,4 +1,5 @@
 #include "ddlsim/core/input_error.hpp"
+#include "error_of.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/core/suggest.hpp"
 
@@ -7,16 +8,7 @@
 using namespace ddlsim;
 using Catch::Matchers::Contains;
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-} // namespace
+using ddlsim::test_support::error_of;
 
 TEST_CASE("unknown keys are errors naming the path and the nearest key") {
   const Json j = Json::parse(R"({"fabric": {"bandwith_gbps": 100}})");

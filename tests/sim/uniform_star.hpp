@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ddlsim/sim/analytic_engine.hpp"
+#include "make_call.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -56,12 +57,7 @@ inline double simulate(const coll::CollectiveCall& call) {
 
 inline coll::CollectiveCall make_call(coll::Op op, const std::string& algorithm, int p,
                                       std::uint64_t bytes) {
-  coll::CollectiveCall call;
-  call.op = op;
-  call.ranks = p;
-  call.bytes = bytes;
-  call.algorithm = algorithm;
-  return call;
+  return ddlsim::test_support::make_call_bytes(op, algorithm, p, bytes);
 }
 
 inline void check_equal(double simulated, double closed_form) {

@@ -8,21 +8,15 @@
 #include "ddlsim/topologies/spec_parser.hpp"
 #include "ddlsim/topologies/topology.hpp"
 
+#include "error_of.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace ddlsim::topo::test {
 
-// The message of the InputError `f` throws, or "no error".
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using ddlsim::test_support::error_of;
 
 // Parses `json` as the "topology" section of a scenario.
 inline ClusterSpec parse(const std::string& json) {

@@ -4,6 +4,7 @@
 #include "ddlsim/collectives/dump.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "make_call.hpp"
 #include "ddlsim/real/host_backend.hpp"
 
 #include <catch2/catch.hpp>
@@ -21,19 +22,7 @@ using ddlsim::real::run_host;
 
 namespace {
 
-CollectiveCall make_call(Op op, const std::string& algorithm, int ranks, std::uint64_t elements,
-                         DataType dtype = DataType::fp32, Reduction reduction = Reduction::sum) {
-  CollectiveCall call;
-  call.op = op;
-  call.algorithm = algorithm;
-  call.ranks = ranks;
-  call.dtype = dtype;
-  if (op == Op::all_to_all) elements = elements / std::uint64_t(ranks) * std::uint64_t(ranks);
-  call.bytes = elements * element_size(dtype);
-  call.reduction = reduction;
-  if (op == Op::send_recv && ranks > 1) call.root = ranks - 1;
-  return call;
-}
+using ddlsim::test_support::make_valid_call;
 
 // The schedule of `call`, or of the same call with a two-level factorisation (algorithms that
 // need group sizes), or nothing when the algorithm cannot do this rank count.
@@ -75,7 +64,7 @@ TEST_CASE("host: every generator of every op matches the reference at 1 to 8 ran
     std::size_t accepted = 0;
     for (int p : {1, 2, 3, 4, 5, 8}) {
       const auto schedule =
-          schedule_for(make_call(algorithm->op(), std::string(algorithm->name()), p, 1000));
+          schedule_for(make_valid_call(algorithm->op(), std::string(algorithm->name()), p, 1000));
       if (!schedule) continue;
       ++accepted;
       const HostRun run = run_host(*schedule, quick());
@@ -114,7 +103,7 @@ TEST_CASE("host: dtypes, reductions, chunks and channels match the reference bit
       {Op::all_reduce, "coarse_sparse", 4, DataType::fp32, Reduction::sum, 1, 1},
   };
   for (const Case& c : cases) {
-    CollectiveCall call = make_call(c.op, c.algorithm, c.ranks, 4099, c.dtype, c.reduction);
+    CollectiveCall call = make_valid_call(c.op, c.algorithm, c.ranks, 4099, c.dtype, c.reduction);
     call.params.chunks = c.chunks;
     call.params.channels = c.channels;
     if (call.algorithm == "coarse_sparse") call.params.chunk_bytes = 256;
@@ -143,7 +132,7 @@ TEST_CASE("host: receives larger than the reduce window match the reference bit 
   };
   for (const Case& c : cases) {
     const CollectiveCall call =
-        make_call(Op::all_reduce, c.algorithm, c.ranks, c.elements, c.dtype, c.reduction);
+        make_valid_call(Op::all_reduce, c.algorithm, c.ranks, c.elements, c.dtype, c.reduction);
     const HostRun run = run_host(Schedule::make(call), quick(HostMode::processes));
     INFO(describe(call) << ": " << run.error);
     CHECK(run.ok);
@@ -154,7 +143,7 @@ TEST_CASE("host: receives larger than the reduce window match the reference bit 
 
 TEST_CASE("host: ranks as processes give the same checked results as threads") {
   for (const char* algorithm : {"ring", "rabenseifner", "hierarchical"}) {
-    CollectiveCall call = make_call(Op::all_reduce, algorithm, 4, 50000);
+    CollectiveCall call = make_valid_call(Op::all_reduce, algorithm, 4, 50000);
     call.node_of_rank = {0, 0, 1, 1};
     const Schedule schedule = Schedule::make(call);
     const HostRun run = run_host(schedule, quick(HostMode::processes));
@@ -169,7 +158,7 @@ TEST_CASE("host: ranks as processes give the same checked results as threads") {
 }
 
 TEST_CASE("host: a schedule loaded from its JSON dump runs and checks") {
-  const Schedule made = Schedule::make(make_call(Op::all_gather, "bruck", 5, 1000));
+  const Schedule made = Schedule::make(make_valid_call(Op::all_gather, "bruck", 5, 1000));
   const Json dump = to_json(materialize(made));
   const Schedule loaded = Schedule::from_materialized(schedule_from_json(JsonValue(dump, "")));
   const HostRun run = run_host(loaded, quick());
@@ -181,14 +170,14 @@ TEST_CASE("host: a schedule loaded from its JSON dump runs and checks") {
 TEST_CASE("host: above the check limit the run is reported unchecked, not wrong") {
   HostOptions options = quick();
   options.check_limit_bytes = 0;
-  const HostRun run = run_host(Schedule::make(make_call(Op::all_reduce, "ring", 3, 1000)), options);
+  const HostRun run = run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 1000)), options);
   INFO(run.error);
   CHECK(run.ok);
   CHECK_FALSE(run.checked);
 }
 
 TEST_CASE("host: the timeline has every step of the last iteration, each ending after it starts") {
-  const Schedule schedule = Schedule::make(make_call(Op::all_reduce, "ring", 4, 4000));
+  const Schedule schedule = Schedule::make(make_valid_call(Op::all_reduce, "ring", 4, 4000));
   const HostRun run = run_host(schedule, quick());
   REQUIRE(run.ok);
   REQUIRE(run.ranks.size() == 4);
@@ -211,7 +200,7 @@ TEST_CASE("host: a rank that crashes ends the run with errors naming it, in both
     options.timeout = std::chrono::milliseconds(1500);
     options.fault = {HostFault::Kind::crash, 2, 3};
     const HostRun run =
-        run_host(Schedule::make(make_call(Op::all_reduce, "ring", 4, 100000)), options);
+        run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 4, 100000)), options);
     INFO(run.error);
     CHECK_FALSE(run.ok);
     CHECK_THAT(run.error, Catch::Contains("rank 2 ") &&
@@ -229,7 +218,7 @@ TEST_CASE("host: a rank that stalls makes its peers time out naming the waiting 
   HostOptions options = quick(HostMode::processes);
   options.timeout = std::chrono::milliseconds(500);
   options.fault = {HostFault::Kind::stall, 1, 2};
-  const HostRun run = run_host(Schedule::make(make_call(Op::all_reduce, "ring", 3, 3000)), options);
+  const HostRun run = run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 3000)), options);
   INFO(run.error);
   CHECK_FALSE(run.ok);
   CHECK_THAT(run.error, Catch::Contains("no progress for 500 ms") && Catch::Contains("step") &&
@@ -239,6 +228,6 @@ TEST_CASE("host: a rank that stalls makes its peers time out naming the waiting 
 TEST_CASE("host: a bad place list is an input error") {
   HostOptions options = quick();
   options.places.resize(2);
-  CHECK_THROWS_AS(run_host(Schedule::make(make_call(Op::all_reduce, "ring", 3, 30)), options),
+  CHECK_THROWS_AS(run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 30)), options),
                   InputError);
 }

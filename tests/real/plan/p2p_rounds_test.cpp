@@ -7,6 +7,7 @@
 #include "ddlsim/collectives/reference.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "make_call.hpp"
 #include "ddlsim/real/p2p_rounds.hpp"
 
 #include "dtype.hpp"
@@ -41,19 +42,7 @@ std::optional<Schedule> schedule_for(CollectiveCall call) {
   return std::nullopt;
 }
 
-CollectiveCall make_call(Op op, const std::string& algorithm, int ranks, std::uint64_t elements,
-                         DataType dtype = DataType::fp32, Reduction reduction = Reduction::sum) {
-  CollectiveCall call;
-  call.op = op;
-  call.algorithm = algorithm;
-  call.ranks = ranks;
-  call.dtype = dtype;
-  if (op == Op::all_to_all) elements = elements / std::uint64_t(ranks) * std::uint64_t(ranks);
-  call.bytes = elements * element_size(dtype);
-  call.reduction = reduction;
-  if (op == Op::send_recv && ranks > 1) call.root = ranks - 1;
-  return call;
-}
+using ddlsim::test_support::make_valid_call;
 
 using Buffers = std::array<std::vector<std::byte>, 3>;
 
@@ -131,7 +120,7 @@ TEST_CASE("p2p rounds: every generator run round by round matches the reference"
   for (const Algorithm* algorithm : all_algorithms()) {
     for (int p : {1, 2, 3, 4, 5, 8}) {
       const auto schedule =
-          schedule_for(make_call(algorithm->op(), std::string(algorithm->name()), p, 1000));
+          schedule_for(make_valid_call(algorithm->op(), std::string(algorithm->name()), p, 1000));
       if (!schedule) continue;
       INFO(algorithm->name() << " p=" << p);
       const P2pRounds plan = plan_p2p_rounds(*schedule);
@@ -160,7 +149,7 @@ TEST_CASE("p2p rounds: dtypes, chunks and channels match the reference") {
       {Op::all_reduce, "topk", 4, DataType::fp16, Reduction::sum, 1, 1},
   };
   for (const Case& c : cases) {
-    CollectiveCall call = make_call(c.op, c.algorithm, c.ranks, 4099, c.dtype, c.reduction);
+    CollectiveCall call = make_valid_call(c.op, c.algorithm, c.ranks, 4099, c.dtype, c.reduction);
     call.params.chunks = c.chunks;
     call.params.channels = c.channels;
     const Schedule schedule = Schedule::make(call);
@@ -171,7 +160,7 @@ TEST_CASE("p2p rounds: dtypes, chunks and channels match the reference") {
 
 TEST_CASE("p2p rounds: a ring all-reduce is 2(p-1) rounds of one send and one receive per rank") {
   for (int p : {2, 4, 7}) {
-    const Schedule schedule = Schedule::make(make_call(Op::all_reduce, "ring", p, 7 * 64));
+    const Schedule schedule = Schedule::make(make_valid_call(Op::all_reduce, "ring", p, 7 * 64));
     const P2pRounds plan = plan_p2p_rounds(schedule);
     std::size_t comm_rounds = 0, steps = 0;
     for (const auto& round : plan.rounds) {
@@ -195,7 +184,7 @@ TEST_CASE("p2p rounds: a ring all-reduce is 2(p-1) rounds of one send and one re
 }
 
 TEST_CASE("p2p rounds: group order is by channel then index, and every step runs once") {
-  CollectiveCall call = make_call(Op::all_reduce, "ring", 4, 4096);
+  CollectiveCall call = make_valid_call(Op::all_reduce, "ring", 4, 4096);
   call.params.channels = 3;
   call.params.chunks = 2;
   const Schedule schedule = Schedule::make(call);
