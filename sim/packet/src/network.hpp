@@ -1,7 +1,8 @@
 // Network: the state every element of the packet engine shares — the clock and the event
 // queue, the ports, the packets and the messages in flight, the settings and the result being
-// filled. It is plain data owned by the run (no globals): each element holds a reference to it
-// and keeps its own state apart.
+// filled. It is plain data, part of the run (no globals): the run derives from it and from
+// every element (packet_engine.cpp); an element reaches it through the run and keeps its own
+// state apart.
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
