@@ -1,23 +1,21 @@
 // The engine of the reference executor: runs every program of a Schedule on real buffers,
 // following the rules of step.hpp, and reports bad steps, races and deadlocks.
 //
-// A ready queue of programs: a program issues steps in order while their deps are complete.
-// Local steps run and complete at once. A send or receive waits in the queue of its (src, dst,
-// channel) until its partner arrives; then the bytes move and both complete, and both programs
-// are queued again. When the queue is empty with steps left, nothing can ever progress: a
-// deadlock, reported with the stuck steps.
+// The rules are StepRunner's and MessageQueues' (step_runner.hpp). Local steps run and complete
+// at once. A send or receive waits in the queue of its (src, dst, channel) until its partner
+// arrives; then the bytes move and both complete. When no program can go on with steps left,
+// nothing can ever progress: a deadlock, reported with the stuck steps.
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/collectives/step_runner.hpp"
 
 #include "step_rules.hpp"
 
 #include <array>
 #include <cstddef>
-#include <deque>
 #include <span>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 namespace ddlsim::coll::detail {
@@ -38,18 +36,11 @@ public:
   void run();
   std::vector<double> output(int rank) const;
 
-  std::size_t steps_executed() const { return steps_; }
+  std::size_t steps_executed() const { return runner_.steps_started(); }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
 private:
-  struct Program {
-    int rank = 0, channel = 0;
-    StepStream stream;
-    Step next{};
-    bool has_next = false, ended = false, queued = false;
-    std::vector<std::uint8_t> done; // per started step: completed?
-    std::uint32_t unfinished = 0;
-  };
+  friend class StepRunner<Executor>;
   // A started step: program id, index, and the step.
   struct Started {
     std::uint32_t program = 0, index = 0;
@@ -62,17 +53,15 @@ private:
     std::uint32_t program = 0, index = 0;
     Step step; // for messages
   };
-  struct Queue {
-    std::deque<Started> sends, receives;
-  };
 
-  void advance(std::uint32_t id);
-  void start(const Started& s);
+  // StepRunner's driver.
+  void start_step(StepRef ref, const Step& step);
+  [[noreturn]] void reject_step(const std::string& message) const;
+
   void execute_local(const Started& s);
   void transfer(const Started& send, const Started& receive);
   void complete(std::uint32_t id, std::uint32_t index);
-  // Whether the cross-program wait of `step` (a step of `rank`) is satisfied.
-  bool wait_done(int rank, const Step& step) const;
+  int rank_of(std::uint32_t id) const { return runner_.program(id).rank; }
   void check_access(const Started& s, const BufferRange& range, bool write) const;
   void forget_accesses(int rank, std::uint32_t id, std::uint32_t index);
   [[noreturn]] void report_deadlock() const;
@@ -80,17 +69,14 @@ private:
   std::string where(std::uint32_t id, std::uint32_t index, const Step& step) const;
 
   std::span<std::byte> bytes(int rank, const BufferRange& range);
-  std::uint64_t queue_key(int from, int to, int channel) const;
 
   CollectiveCall call_;
   int ranks_, channels_;
   std::vector<RankBuffers> sizes_;
   std::vector<std::array<std::vector<std::byte>, 3>> buffers_; // [rank][Buffer]
-  std::vector<Program> programs_;                              // rank * channels + channel
-  std::vector<std::vector<Access>> in_flight_;                 // per rank
-  std::unordered_map<std::uint64_t, Queue> queues_;
-  std::deque<std::uint32_t> ready_;
-  std::size_t steps_ = 0;
+  StepRunner<Executor> runner_; // programs numbered rank * channels + channel
+  MessageQueues<Started> messages_;
+  std::vector<std::vector<Access>> in_flight_; // per rank
   std::uint64_t bytes_sent_ = 0;
 };
 

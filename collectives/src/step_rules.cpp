@@ -2,6 +2,8 @@
 
 #include "codecs.hpp"
 
+#include "ddlsim/collectives/step_runner.hpp"
+
 #include <sstream>
 
 namespace ddlsim::coll::detail {
@@ -140,3 +142,28 @@ std::string describe(const Step& step) {
 }
 
 } // namespace ddlsim::coll::detail
+
+namespace ddlsim::coll {
+
+std::string step_place(int rank, int channel, std::uint32_t index, const Step& step) {
+  return detail::to_string(detail::StepPlace{rank, channel, index}) + " (" +
+         detail::describe(step) + ")";
+}
+
+std::array<std::uint64_t, 3> rank_buffer_bytes(const Schedule& schedule, int rank) {
+  return {schedule.buffer_bytes(rank, Buffer::input), schedule.buffer_bytes(rank, Buffer::output),
+          schedule.buffer_bytes(rank, Buffer::scratch)};
+}
+
+std::string step_problem_at(const Schedule& schedule, const std::array<std::uint64_t, 3>& sizes,
+                            int rank, int channel, std::uint32_t index, const Step& step) {
+  const detail::RankBuffers buffers{sizes[0], sizes[1], sizes[2]};
+  std::string problem = detail::step_problem(step, detail::StepPlace{rank, channel, index},
+                                             schedule.ranks(), buffers, schedule.call().dtype);
+  if (problem.empty() && step.has_wait() && step.wait_channel >= schedule.channels())
+    problem = "waits for channel " + std::to_string(step.wait_channel) + " but the schedule has " +
+              std::to_string(schedule.channels()) + " channels";
+  return problem.empty() ? problem : step_place(rank, channel, index, step) + ": " + problem;
+}
+
+} // namespace ddlsim::coll

@@ -1,4 +1,4 @@
-// The zoo files compiled into the library (generated from models/zoo/*.json by embed_zoo.cmake),
+// The zoo files compiled into the library (generated from models/zoo/*.json by cmake/embed_json.cmake),
 // so that a model is found by name from any directory.
 #pragma once
 

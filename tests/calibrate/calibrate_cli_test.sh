@@ -30,7 +30,8 @@ calibrate_and_validate() {  # LOG SCENARIO LIMIT EXTRA...
   max_error_below "$work/$log.validate.txt" "$limit"
 }
 
-# In-sample limits well above what the fits reach (README), so the test is about the loop.
+# In-sample limits well above what the fits reach (docs/calibration-and-validation.md), so the
+# test is about the loop.
 check "V100 log calibrates and validates" calibrate_and_validate \
   v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt v100-sxm2-8gpu-1node.json 25
 check "g5 log (2-rank run; 1-rank baselines left out by default) calibrates and validates" \

@@ -73,13 +73,25 @@ private:
 NodeGroup parse_group(const JsonValue& value) {
   JsonObject object = value.object();
   NodeGroup group;
-  NodeSpec& s = group.spec;
   bool from_preset = false;
   if (auto v = object.optional("preset")) {
     const std::vector<std::string> names = node_preset_names();
-    s = *find_node_preset(v->choice(names));
+    group.spec = *find_node_preset(v->choice(names));
     from_preset = true;
   }
+  if (auto v = object.optional("count"))
+    group.count = static_cast<int>(v->integer(1, kMaxTotalGpus));
+  detail::read_node_fields(object, group.spec, from_preset);
+  object.finish();
+  detail::check_node_spec(group.spec, value.path());
+  return group;
+}
+
+} // namespace
+
+namespace detail {
+
+void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
   GroupReader read(object, from_preset);
   const double max_gbps = kMaxBandwidthGbps;
   auto bandwidth = [&](const JsonValue& v) {
@@ -87,8 +99,6 @@ NodeGroup parse_group(const JsonValue& value) {
   };
   auto latency = [&](const JsonValue& v) { return ns_to_ps(v.number(0, kMaxLatencyNs)); };
 
-  if (auto v = object.optional("count"))
-    group.count = static_cast<int>(v->integer(1, kMaxTotalGpus));
   if (auto v = read.get("gpus")) s.gpus = static_cast<int>(v->integer(1, kMaxGpusPerNode));
   if (auto v = read.get("gpu_model")) s.gpu_model = v->non_empty_string();
   if (auto v = read.get("intra")) s.intra = parse_intra(*v);
@@ -118,12 +128,9 @@ NodeGroup parse_group(const JsonValue& value) {
   if (auto v = read.get("nics", false)) s.nics = static_cast<int>(v->integer(0, kMaxNicsPerNode));
   if (auto v = read.get("nic_bandwidth_gbps", s.nics > 0)) s.nic_bytes_per_second = bandwidth(*v);
   if (auto v = read.get("nic_latency_ns", false)) s.nic_latency = latency(*v);
-  object.finish();
-  detail::check_node_spec(s, value.path());
-  return group;
 }
 
-} // namespace
+} // namespace detail
 
 ClusterSpec parse_cluster_spec(const JsonValue& section) {
   JsonObject object = section.object();

@@ -1,26 +1,24 @@
-// run_cuda: the host walks every program like the reference executor and enqueues GPU work on
-// the ranks' streams (see cuda_backend.hpp). Compiled by the host compiler (C++20: the Schedule's
-// coroutines); the kernels are in cuda_kernels.cu.
+// run_cuda: the host walks every program with the collectives' step rules (StepRunner and
+// MessageQueues, as the reference executor does) and enqueues GPU work on the ranks' streams (see
+// cuda_backend.hpp). Compiled by the host compiler (C++20: the Schedule's coroutines); the kernels
+// are in cuda_kernels.cu.
 #include "ddlsim/real/cuda_backend.hpp"
 
 #include "cuda_kernels.hpp"
 #include "dtype.hpp"
 #include "local_steps.hpp"
 #include "result_check.hpp"
-#include "step_rules.hpp"
 
 #include "ddlsim/collectives/reference.hpp"
+#include "ddlsim/collectives/step_runner.hpp"
 #include "ddlsim/real/gpu_layout.hpp"
 
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cuda_runtime_api.h>
-#include <deque>
-#include <map>
 #include <memory>
 #include <stdexcept>
-#include <tuple>
 
 namespace ddlsim::real {
 
@@ -37,8 +35,9 @@ void must(cudaError_t error, const std::string& what) {
 class VirtualRanks {
 public:
   VirtualRanks(const coll::Schedule& schedule, const CudaOptions& options)
-      : schedule_(schedule), call_(schedule.call()), ranks_(schedule.ranks()),
-        channels_(schedule.channels()), pace_(options.pace) {
+      : call_(schedule.call()), ranks_(schedule.ranks()), channels_(schedule.channels()),
+        pace_(options.pace), runner_(*this, schedule, 0, schedule.ranks()),
+        messages_(ranks_, channels_) {
     int visible = 0;
     must(cudaGetDeviceCount(&visible), "cudaGetDeviceCount");
     const int first = std::min(std::max(options.device, 0), std::max(visible - 1, 0));
@@ -131,33 +130,18 @@ public:
 
   // Enqueues one execution of every program; the GPU runs it asynchronously.
   void run_once() {
-    programs_.clear();
-    programs_.resize(std::size_t(ranks_ * channels_));
-    queues_.clear();
-    ready_.clear();
-    for (int r = 0; r < ranks_; ++r)
-      for (int c = 0; c < channels_; ++c) {
-        Program& program = programs_[std::size_t(r * channels_ + c)];
-        program.rank = r;
-        program.channel = c;
-        program.stream = schedule_.program(r, c);
-        program.queued = true;
-        ready_.push_back(std::uint32_t(r * channels_ + c));
-      }
-    while (!ready_.empty()) {
-      const std::uint32_t id = ready_.front();
-      ready_.pop_front();
-      programs_[id].queued = false;
-      advance(id);
-    }
-    for (const Program& program : programs_)
-      if (program.has_next || !program.ended)
+    messages_.clear();
+    runner_.restart();
+    runner_.drain();
+    for (std::uint32_t id = 0; id < runner_.program_count(); ++id) {
+      const auto& program = runner_.program(id);
+      if (program.cursor.has_next() || !program.cursor.ended())
         throw CudaFailure("rank " + std::to_string(program.rank) + " ch " +
                           std::to_string(program.channel) +
                           " cannot go on (a deadlock in the schedule)");
-    for (const auto& [key, queue] : queues_)
-      if (!queue.sends.empty() || !queue.receives.empty())
-        throw CudaFailure("a send or receive has no partner (a malformed schedule)");
+    }
+    if (!messages_.empty())
+      throw CudaFailure("a send or receive has no partner (a malformed schedule)");
   }
 
   void synchronize() {
@@ -181,23 +165,14 @@ public:
                             " top-k pairs held an index outside their destination (skipped)";
   }
   int devices_used() const { return devices_used_; }
-  std::uint64_t steps() const { return steps_; }
+  std::uint64_t steps() const { return runner_.steps_started(); }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
 private:
-  struct Program {
-    int rank = 0, channel = 0;
-    coll::StepStream stream;
-    coll::Step next{};
-    bool has_next = false, ended = false, queued = false;
-    std::vector<std::uint8_t> done;
-  };
+  friend class coll::StepRunner<VirtualRanks>;
   struct Started {
     std::uint32_t program = 0, index = 0;
     coll::Step step;
-  };
-  struct Queue {
-    std::deque<Started> sends, receives;
   };
 
   void* at(int rank, const coll::BufferRange& range) const {
@@ -206,69 +181,30 @@ private:
   }
 
   std::string where(const Started& s) const {
-    const Program& program = programs_[s.program];
-    return coll::detail::to_string(
-               coll::detail::StepPlace{program.rank, program.channel, s.index}) +
-           " (" + coll::detail::describe(s.step) + ")";
+    const auto& program = runner_.program(s.program);
+    return coll::step_place(program.rank, program.channel, s.index, s.step);
   }
 
-  void advance(std::uint32_t id) {
-    Program& program = programs_[id];
-    for (;;) {
-      const auto index = std::uint32_t(program.done.size());
-      if (!program.has_next) {
-        if (program.ended || !program.stream.next(program.next)) {
-          program.ended = true;
-          return;
-        }
-        program.has_next = true;
-        const coll::detail::RankBuffers sizes{sizes_[std::size_t(program.rank)][0],
-                                              sizes_[std::size_t(program.rank)][1],
-                                              sizes_[std::size_t(program.rank)][2]};
-        const std::string problem = coll::detail::step_problem(
-            program.next, {program.rank, program.channel, index}, ranks_, sizes, call_.dtype);
-        if (!problem.empty()) throw CudaFailure(where({id, index, program.next}) + ": " + problem);
-      }
-      for (std::size_t d = 0; d < program.next.dep_count; ++d)
-        if (!program.done[program.next.deps[d]]) return;
-      if (program.next.has_wait()) {
-        const Program& other =
-            programs_[std::size_t(program.rank * channels_ + program.next.wait_channel)];
-        if (!(program.next.wait_step < other.done.size() && other.done[program.next.wait_step]))
-          return;
-      }
-      program.has_next = false;
-      program.done.push_back(0);
-      ++steps_;
-      start({id, index, program.next});
-    }
-  }
-
-  void start(const Started& s) {
-    const int rank = programs_[s.program].rank;
-    const coll::Step& step = s.step;
+  // StepRunner's driver: a malformed step, and a step that may start.
+  [[noreturn]] void reject_step(const std::string& message) const { throw CudaFailure(message); }
+  void start_step(coll::StepRef ref, const coll::Step& step) {
+    const Started s{ref.program, ref.index, step};
+    const int rank = runner_.program(s.program).rank;
     if (step.is_local()) {
       execute_local(s);
-      return complete(s.program, s.index);
+      return runner_.complete(ref);
     }
-    const auto key = step.is_send() ? std::tuple{rank, step.peer, int(step.channel)}
-                                    : std::tuple{step.peer, rank, int(step.channel)};
-    Queue& queue = queues_[key];
     if (step.is_send()) {
-      if (queue.receives.empty()) return queue.sends.push_back(s);
-      const Started receive = queue.receives.front();
-      queue.receives.pop_front();
-      transfer(s, receive);
+      if (const auto receive = messages_.match_send(rank, step.peer, step.channel, s))
+        transfer(s, *receive);
     } else {
-      if (queue.sends.empty()) return queue.receives.push_back(s);
-      const Started send = queue.sends.front();
-      queue.sends.pop_front();
-      transfer(send, s);
+      if (const auto send = messages_.match_receive(step.peer, rank, step.channel, s))
+        transfer(*send, s);
     }
   }
 
   void execute_local(const Started& s) {
-    const int rank = programs_[s.program].rank;
+    const int rank = runner_.program(s.program).rank;
     const coll::Step& step = s.step;
     must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
     try {
@@ -281,7 +217,8 @@ private:
   }
 
   void transfer(const Started& send, const Started& receive) {
-    const int from = programs_[send.program].rank, to = programs_[receive.program].rank;
+    const int from = runner_.program(send.program).rank;
+    const int to = runner_.program(receive.program).rank;
     if (send.step.bytes != receive.step.bytes)
       throw CudaFailure(where(send) + ": its receive " + where(receive) + " expects other bytes");
     const int from_device = device_of_[std::size_t(from)], to_device = device_of_[std::size_t(to)];
@@ -337,25 +274,10 @@ private:
     cudaEventDestroy(ready); // released by the runtime once the waits are done
     cudaEventDestroy(done);
     bytes_sent_ += send.step.bytes;
-    complete(send.program, send.index);
-    complete(receive.program, receive.index);
+    runner_.complete({send.program, send.index});
+    runner_.complete({receive.program, receive.index});
   }
 
-  void complete(std::uint32_t id, std::uint32_t index) {
-    Program& program = programs_[id];
-    program.done[index] = 1;
-    const auto enqueue = [this](std::uint32_t p) {
-      if (programs_[p].queued) return;
-      programs_[p].queued = true;
-      ready_.push_back(p);
-    };
-    enqueue(id);
-    const auto first = std::uint32_t(program.rank * channels_);
-    for (std::uint32_t other = first; other < first + std::uint32_t(channels_); ++other)
-      if (programs_[other].has_next && programs_[other].next.has_wait()) enqueue(other);
-  }
-
-  const coll::Schedule& schedule_;
   coll::CollectiveCall call_;
   int ranks_, channels_;
   std::vector<std::array<void*, 3>> buffers_;
@@ -368,10 +290,9 @@ private:
   std::vector<void*> staging_, pace_slots_;
   std::vector<std::uint64_t> staging_bytes_;
   std::vector<std::unique_ptr<cuda::CodecWorkspace>> workspaces_;
-  std::vector<Program> programs_;
-  std::map<std::tuple<int, int, int>, Queue> queues_;
-  std::deque<std::uint32_t> ready_;
-  std::uint64_t steps_ = 0, bytes_sent_ = 0;
+  coll::StepRunner<VirtualRanks> runner_; // programs numbered rank * channels + channel
+  coll::MessageQueues<Started> messages_;
+  std::uint64_t bytes_sent_ = 0;
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "flow_run.hpp"
 
+#include "ddlsim/collectives/step_runner.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "platform.hpp"
@@ -45,24 +46,18 @@ struct Channel {
   std::deque<PostedReceive> receives;
 };
 
-// What the engine keeps of a step: its timing-relevant fields.
+// What the engine keeps of a started step: its timing-relevant fields.
 struct Slot {
   std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
   Picoseconds start = 0;
-  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
   std::int32_t peer = -1;
   StepKind kind = StepKind::send;
-  std::uint8_t dep_count = 0;
-  bool done = false;
-  std::uint16_t wait_channel = coll::kNoWait; // rule 1's cross-program wait
-  std::uint32_t wait_step = 0;
 
-  static Slot of(const Step& step) {
+  static Slot of(const Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == StepKind::compute
                                     ? static_cast<std::uint64_t>(std::llround(step.param))
                                     : step.bytes;
-    return Slot{bytes,          0,     step.deps,         step.peer,     step.kind,
-                step.dep_count, false, step.wait_channel, step.wait_step};
+    return Slot{bytes, start, step.peer, step.kind};
   }
 };
 
@@ -85,8 +80,9 @@ struct InFlight {
 class FlowRun;
 
 // One (rank, channel) program, run by its actor: it issues steps in order as their
-// dependencies complete (rule 1 of step.hpp) and waits for whichever of its activities ends
-// first, so that every completion is handled at the simulated time it happens.
+// dependencies complete (rule 1 of step.hpp, kept by the shared ProgramCursor) and waits for
+// whichever of its activities ends first, so that every completion is handled at the simulated time
+// it happens.
 //
 // Local work (local steps, the reduction of a recv_reduce, compute steps) is not a SimGrid
 // execution: hosts have so many cores that an execution always runs at the host's speed, so its
@@ -96,19 +92,17 @@ class FlowRun;
 class Program {
 public:
   Program(FlowRun& run, int rank, int channel, coll::StepStream stream)
-      : run_(run), stream_(std::move(stream)), rank_(rank), channel_(channel) {}
+      : run_(run), cursor_(std::move(stream)), rank_(rank), channel_(channel) {}
   void operator()();
-  bool finished() const { return exhausted_ && window_.empty(); }
-  bool step_done(std::uint32_t index) const {
-    return index < base_ || (index - base_ < window_.size() && window_[index - base_].done);
-  }
+  bool finished() const { return cursor_.finished(); }
+  bool step_done(std::uint32_t index) const { return cursor_.done(index); }
   // Program `waiter` of this rank waits for step `index` of this program.
   void add_waiter(Program* waiter, std::uint32_t index) { waiters_.emplace_back(waiter, index); }
   std::string describe_stuck() const;
 
 private:
   void issue_ready();
-  bool wait_done(const Slot& step);
+  bool wait_done(const Step& step);
   void wake_waiters();
   void begin(Slot& step, std::uint32_t index);
   void on_completed(std::size_t position);
@@ -131,11 +125,9 @@ private:
   Channel& channel_from(std::int32_t peer);
 
   FlowRun& run_;
-  coll::StepStream stream_;
-  std::deque<Slot> window_; // window_[i] is step base_ + i
+  coll::ProgramCursor cursor_;
+  std::deque<Slot> window_; // window_[i] is started step base_ + i, kept until it completes
   std::uint32_t base_ = 0;
-  std::uint32_t next_start_ = 0;
-  bool exhausted_ = false;
   int rank_;
   int channel_;
   std::vector<sg::ActivityPtr> activities_;
@@ -329,29 +321,19 @@ Channel& Program::channel_from(std::int32_t peer) {
 
 void Program::issue_ready() {
   while (!run_.stopped()) {
-    const std::uint32_t index = next_start_;
-    while (base_ + window_.size() <= index) {
-      Step step;
-      if (!stream_.next(step)) {
-        exhausted_ = true;
-        return;
-      }
-      window_.push_back(Slot::of(step));
+    if (!cursor_.has_next()) {
+      if (!cursor_.pull()) return;
       ++run_.result().steps;
     }
-    Slot& next = window_[index - base_];
-    for (std::uint8_t d = 0; d < next.dep_count; ++d) {
-      const std::uint32_t dep = next.deps[d];
-      if (dep >= base_ && !window_[dep - base_].done) return;
-    }
-    if (next.wait_channel != coll::kNoWait && !wait_done(next)) return;
-    next.start = Platform::now();
-    ++next_start_;
-    begin(next, index);
+    if (!cursor_.deps_done()) return;
+    if (cursor_.pending().has_wait() && !wait_done(cursor_.pending())) return;
+    const std::uint32_t index = cursor_.start();
+    window_.push_back(Slot::of(cursor_.pending(), Platform::now()));
+    begin(window_.back(), index);
   }
 }
 
-bool Program::wait_done(const Slot& step) {
+bool Program::wait_done(const Step& step) {
   if (step.wait_channel >= run_.channels())
     throw std::logic_error("rank " + std::to_string(rank_) + " channel " +
                            std::to_string(channel_) + " waits for channel " +
@@ -471,14 +453,14 @@ void Program::on_completed(std::size_t position) {
 }
 
 void Program::complete(std::uint32_t index) {
-  Slot& done = window_[index - base_];
-  done.done = true;
+  cursor_.complete(index);
+  const Slot& done = window_[index - base_];
   const Picoseconds now = Platform::now();
   if (run_.options().record_steps)
     run_.result().steps_recorded.push_back(
         StepRecord{rank_, static_cast<std::uint16_t>(channel_), done.kind, done.peer,
                    done.kind == StepKind::compute ? 0 : done.bytes, done.start, now});
-  while (!window_.empty() && window_.front().done) {
+  while (!window_.empty() && cursor_.done(base_)) {
     window_.pop_front();
     ++base_;
   }
@@ -489,9 +471,9 @@ void Program::complete(std::uint32_t index) {
 std::string Program::describe_stuck() const {
   std::string what = "schedule deadlocked: rank " + std::to_string(rank_) + " channel " +
                      std::to_string(channel_) + " cannot finish step " +
-                     std::to_string(next_start_);
-  if (next_start_ >= base_ && next_start_ - base_ < window_.size()) {
-    const Slot& step = window_[next_start_ - base_];
+                     std::to_string(cursor_.started());
+  if (cursor_.has_next()) {
+    const Step& step = cursor_.pending();
     what +=
         " (" + std::string(coll::to_string(step.kind)) + " peer " + std::to_string(step.peer) + ")";
   }

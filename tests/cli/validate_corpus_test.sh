@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# scripts/validate-corpus end to end on two systems of the modelling set, and the corpus's own
+# invariants: every listed log exists with its source header, a scenario exists exactly where
+# systems.tsv promises one, the scenarios are spec-only (no calibration), the split rule keeps
+# about a third held out and refuses to evaluate a held-out system by name.
+# Usage: validate_corpus_test.sh DDLSIM SOURCE_DIR
+ddlsim="$1"
+root="$2"
+source "$(dirname "$0")/check_lib.sh"
+script="$root/scripts/validate-corpus"
+data="$root/tests/data/nccl-tests"
+python=/usr/bin/python3
+
+two_systems() {
+  "$python" "$script" --ddlsim "$ddlsim" \
+    --systems v100-sxm2-8gpu-1node-hybrid-cube-mesh,aws-g5.2xlarge-2node-tcp-socket-a10g \
+    --json "$work/corpus.json" >"$work/table" || return 1
+  grep -q '^system  *op  *points  *n>=64K  *median>=64K  *max>=64K  *n<64K  *median<64K$' "$work/table" ||
+    { echo "no table header"; cat "$work/table"; return 1; }
+  for name in v100-sxm2-8gpu-1node-hybrid-cube-mesh aws-g5.2xlarge-2node-tcp-socket-a10g; do
+    # name, op, three counts and three percentages
+    grep -Eq "^$name +all_reduce +[0-9]+ +[0-9]+ +[0-9.]+% +[0-9.]+% +[0-9]+ +[0-9.]+%$" "$work/table" ||
+      { echo "no row for $name"; cat "$work/table"; return 1; }
+  done
+  grep -Eq '^# overall: 2 systems evaluated; median over systems of the per-system median \|error\|: >= 64 KiB [0-9.]+% \(2 systems\), < 64 KiB [0-9.]+% \(2 systems\)' "$work/table" ||
+    { echo "no overall line"; cat "$work/table"; return 1; }
+  # The JSON report carries the same systems with their point counts (> 0, so nothing vanished).
+  "$python" - "$work/corpus.json" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+names = sorted(s["name"] for s in report["systems"])
+assert names == ["aws-g5.2xlarge-2node-tcp-socket-a10g", "v100-sxm2-8gpu-1node-hybrid-cube-mesh"], names
+for s in report["systems"]:
+    assert s["points"] > 10 and s["large_points"] > 5 and s["large_median"] >= 0, s
+EOF
+}
+check "two modelling systems: table, rows and overall line" two_systems
+
+# A system that today's scenario format cannot describe is listed with its reason, not scored.
+unscored() {
+  "$python" "$script" --ddlsim "$ddlsim" --systems cscs-alps-gh200-2node-socket-fallback >"$work/out" || return 1
+  grep -q '^# not evaluated: cscs-alps-gh200-2node-socket-fallback: no scenario: GPU model GH200 unknown' "$work/out" &&
+    grep -q '^# overall: 0 systems evaluated' "$work/out"
+}
+check "a system without a scenario is listed with the reason" unscored
+
+# Held-out systems are not evaluated by name from the modelling set.
+refuses_held_out() {
+  local held
+  held=$("$python" "$script" --list | awk '$3 == "held-out" {print $1; exit}')
+  [[ -n $held ]] || { echo "no held-out system"; return 1; }
+  ! "$python" "$script" --ddlsim "$ddlsim" --systems "$held" >"$work/out" 2>"$work/err" &&
+    grep -q "it is in the held-out set" "$work/err"
+}
+check "a held-out system is refused in the modelling set" refuses_held_out
+
+# The split: every family split by the rule, about a third held out overall.
+split_size() {
+  "$python" "$script" --list >"$work/list" || return 1
+  local total held
+  total=$(wc -l <"$work/list")
+  held=$(grep -c ' held-out$' "$work/list")
+  [[ $total -ge 15 ]] || { echo "only $total systems"; return 1; }
+  # a third, give or take the rounding of each family
+  [[ $((3 * held)) -ge $((total - 4)) && $((3 * held)) -le $((total + 4)) ]] ||
+    { echo "$held of $total held out"; return 1; }
+}
+check "at least 15 systems, about a third held out" split_size
+
+# Every row of systems.tsv has its log with a source line, and a scenario exactly when promised;
+# every scenario is spec-only (no calibration key anywhere in it).
+corpus_files() {
+  "$python" - "$root" <<'EOF'
+import json, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+data, scenarios = root / "tests/data/nccl-tests", root / "scenarios/corpus"
+names = []
+for line in (data / "systems.tsv").read_text().splitlines():
+    if not line or line.startswith("#"):
+        continue
+    name, *_, promise = line.split("\t")
+    names.append(name)
+    log = data / (name + ".txt")
+    assert log.exists(), f"{log} missing"
+    head = [l for l in log.read_text(errors="replace").splitlines() if l.startswith("## ")]
+    assert any(l.startswith("## SOURCE:") for l in head), f"{log}: no '## SOURCE:' header line"
+    assert any(l.startswith("## SYSTEM:") for l in head), f"{log}: no '## SYSTEM:' header line"
+    scenario = scenarios / (name + ".json")
+    assert scenario.exists() == (promise == "-"), f"{scenario}: exists={scenario.exists()}, systems.tsv says {promise!r}"
+for scenario in scenarios.glob("*.json"):
+    assert scenario.stem in names, f"{scenario} has no row in systems.tsv"
+    text = scenario.read_text()
+    assert "calibration" not in json.loads(text), f"{scenario} has a calibration"
+    assert "calibrat" not in text.replace("no calibration", ""), f"{scenario} mentions a calibration"
+logs = {p.stem for p in data.glob("*.txt")}
+assert logs == set(names), f"logs without a row: {sorted(logs - set(names))}"
+EOF
+}
+check "every log has its source header; scenarios exist as promised and are spec-only" corpus_files
+
+finish
