@@ -81,7 +81,8 @@ private:
     std::uint32_t transfer;
   };
 
-  template <typename Done> void handle_events_now(Done& done) {
+  // Out of line: inlined into advance(), it crowds the callers' main loops.
+  template <typename Done> [[gnu::noinline]] void handle_events_now(Done& done) {
     while (!events_.empty() && events_.next_time() == now_) {
       const Event event = events_.pop();
       const SharedTransfer& transfer = transfers_[event.transfer];

@@ -49,12 +49,71 @@ TEST_CASE("an empty queue reports empty and a drained time can be used again") {
   queue.push(5, 1);
   CHECK(queue.pop() == 1);
   CHECK(queue.empty());
-  queue.push(5, 2);
-  queue.push(3, 3);
-  CHECK(queue.next_time() == 3);
+  queue.push(8, 2);
+  queue.push(5, 3);
+  CHECK(queue.next_time() == 5);
   CHECK(queue.pop() == 3);
   CHECK(queue.pop() == 2);
   CHECK(queue.size() == 0);
+}
+
+TEST_CASE("an event may be pushed before the next one after a peek, not before the last popped") {
+  // The flow-sharing evaluation looks at the next event, then moves to an earlier completion
+  // and schedules events between the two.
+  EventQueue<int> queue;
+  queue.push(100, 1);
+  queue.push(1000, 2);
+  CHECK(queue.pop() == 1); // the last popped time is now 100
+  CHECK(queue.next_time() == 1000);
+  queue.push(400, 3);
+  queue.push(100, 4); // the last popped time itself
+  CHECK(queue.next_time() == 100);
+  CHECK(queue.pop() == 4);
+  CHECK(queue.next_time() == 400);
+  queue.push(400, 5);
+  CHECK(queue.pop() == 3);
+  CHECK(queue.pop() == 5);
+  CHECK(queue.pop() == 2);
+  CHECK(queue.empty());
+}
+
+TEST_CASE("events far apart in time pop in order, ties first-in first-out") {
+  // Times spread over many bits move through many buckets before they are popped.
+  std::mt19937_64 random(3);
+  EventQueue<int> queue;
+  std::vector<std::tuple<Picoseconds, int>> reference;
+  int next_id = 0;
+  Picoseconds now = 0;
+  auto push = [&](Picoseconds time) {
+    queue.push(time, next_id);
+    reference.emplace_back(time, next_id);
+    ++next_id;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    // A few distinct far times (ties) and many spread ones.
+    const Picoseconds offset =
+        i % 3 == 0 ? Picoseconds{1} << (20 + i % 20) : static_cast<Picoseconds>(random() >> 22);
+    push(now + offset);
+    if (i % 4 == 0) {
+      // Pop a few, checking the order against a stable sort of what was pushed.
+      for (int k = 0; k < 2 && !queue.empty(); ++k) {
+        std::stable_sort(reference.begin(), reference.end(), [](const auto& a, const auto& b) {
+          return std::get<0>(a) < std::get<0>(b);
+        });
+        REQUIRE(queue.next_time() == std::get<0>(reference.front()));
+        now = queue.next_time();
+        CHECK(queue.pop() == std::get<1>(reference.front()));
+        reference.erase(reference.begin());
+      }
+    }
+  }
+  std::stable_sort(reference.begin(), reference.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (const auto& [time, id] : reference) {
+    REQUIRE(queue.next_time() == time);
+    CHECK(queue.pop() == id);
+  }
+  CHECK(queue.empty());
 }
 
 TEST_CASE("a look-ahead queue pops in exactly the event queue's order") {

@@ -1,12 +1,8 @@
-// Message: the transport state of one send-receive pair, both ends in one record.
-//
-// Sender: packets are numbered 0..packets-1 and first sent in order; ACKs (one per data packet)
-// mark them in a bitmap; a NACK (the receiver saw a gap on an in-order path) or a timeout (no
-// ACK progress for rto) queues the unacknowledged ones again, selectively. With dctcp, new
-// packets wait for the window (cwnd packets outstanding), which grows by one packet per window
-// of ACKs and shrinks by alpha/2 once per window with ECN echoes (alpha: the EWMA, gain 1/16, of
-// the marked fraction). Receiver: a bitmap of the packets it has; it is done when every byte
-// (or 1 - loss_bound of them) arrived, and says so in its ACKs, which stops the sender.
+// Message: the transport state of one send-receive pair, both ends in one record, as the
+// elements that work on it read and write it: the sending side (sender.hpp: packets numbered
+// 0..packets-1, an ACK bitmap, the queue of packets to send again), the congestion control
+// (congestion_control.hpp: DCTCP's window, DCQCN's rate), and the receiving side (receiver.hpp:
+// a bitmap of the packets it has, done when every byte or 1 - loss_bound of them arrived).
 #pragma once
 
 #include "ddlsim/core/units.hpp"

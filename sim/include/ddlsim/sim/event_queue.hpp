@@ -1,13 +1,17 @@
 // EventQueue: small event values ordered by (time, insertion order), so that ties break
-// first-in first-out and runs are deterministic.
+// first-in first-out and runs are deterministic. Every engine uses it (the analytic engine's
+// evaluations and the packet engine).
 //
-// Lock-step schedules push thousands of events at one time, so events are kept in FIFO buckets of
-// equal time, and only the buckets sit in a binary min-heap keyed by (time, creation order). An
-// event joins a bucket only if it is the newest bucket of its time (found in a small cache of
-// recent buckets); otherwise it opens a new one. Every event of an older bucket of a time was
-// therefore inserted before every event of a newer one, so popping buckets in (time, creation)
-// order and each bucket first-in first-out is exactly (time, insertion) order. No allocation per
-// event beyond amortised growth: drained buckets are recycled.
+// It is a monotone queue: an event may not be pushed before the time of the last event popped
+// (engines never schedule into the past). That allows a radix heap (Ahuja, Mehlhorn, Orlin and
+// Tarjan): an event goes to bucket b = the highest bit in which its time differs from the last
+// popped time (bucket 0: the same time), so a push is an append. Popping from an empty bucket 0
+// moves the lowest non-empty bucket into lower ones around its least time; each event moves
+// down a few times at most. Two events of one time always share a bucket and keep their
+// insertion order through every move, so the order is exactly (time, insertion). Peeking at the
+// next time settles bucket 0 the same way; an engine may then still push an event before that
+// next one, as long as not before the last popped (the base is lowered: rare, and cheap).
+// No allocation per event beyond amortised growth of the buckets.
 #pragma once
 
 #include "ddlsim/core/units.hpp"
@@ -15,81 +19,84 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <functional>
-#include <tuple>
 #include <vector>
 
 namespace ddlsim::sim {
 
 template <typename Payload> class EventQueue {
 public:
+  // `time` must not be before the time of the last event popped.
   void push(Picoseconds time, const Payload& payload) {
-    std::uint32_t bucket = kNone;
-    for (const CacheEntry& entry : cache_)
-      if (entry.bucket != kNone && entry.time == time) bucket = entry.bucket;
-    if (bucket == kNone) bucket = open(time);
-    buckets_[bucket].items.push_back(payload);
+    if (time < last_) [[unlikely]]
+      lower_base(time);
+    buckets_[bucket_of(time)].push_back(Entry{time, payload});
     ++size_;
   }
   bool empty() const { return size_ == 0; }
-  Picoseconds next_time() const { return std::get<0>(heap_.front()); }
+  // The earliest time (the queue must not be empty).
+  Picoseconds next_time() {
+    settle();
+    return last_;
+  }
+  // Removes the earliest event; its time is next_time() before the call.
   Payload pop() {
-    const std::uint32_t id = std::get<2>(heap_.front());
-    Bucket& bucket = buckets_[id];
-    const Payload payload = bucket.items[bucket.head++];
+    settle();
     --size_;
-    if (bucket.head == bucket.items.size()) close(id);
+    const Payload payload = buckets_[0][head_++].payload;
+    if (head_ == buckets_[0].size()) {
+      buckets_[0].clear();
+      head_ = 0;
+    }
     return payload;
   }
   std::size_t size() const { return size_; }
 
 private:
-  static constexpr std::uint32_t kNone = 0xffffffffu;
-  struct Bucket {
-    std::vector<Payload> items;
-    std::size_t head = 0;
+  struct Entry {
+    Picoseconds time;
+    Payload payload;
   };
-  struct CacheEntry {
-    Picoseconds time = 0;
-    std::uint32_t bucket = kNone;
-  };
-  using HeapEntry = std::tuple<Picoseconds, std::uint64_t, std::uint32_t>;
-  static constexpr auto kLaterFirst = std::greater<HeapEntry>{};
+  static constexpr int kBuckets = 65;
 
-  std::uint32_t open(Picoseconds time) {
-    std::uint32_t id;
-    if (free_.empty()) {
-      id = static_cast<std::uint32_t>(buckets_.size());
-      buckets_.emplace_back();
-    } else {
-      id = free_.back();
-      free_.pop_back();
+  std::size_t bucket_of(Picoseconds time) const {
+    const auto diff = static_cast<std::uint64_t>(time) ^ static_cast<std::uint64_t>(last_);
+    return diff == 0 ? 0 : static_cast<std::size_t>(64 - __builtin_clzll(diff));
+  }
+  // Makes bucket 0 hold the earliest events (in insertion order).
+  void settle() {
+    if (head_ < buckets_[0].size()) return;
+    std::size_t b = 1;
+    while (buckets_[b].empty()) ++b;
+    std::vector<Entry>& from = buckets_[b];
+    Picoseconds least = from.front().time;
+    for (const Entry& e : from) least = std::min(least, e.time);
+    last_ = least;
+    for (const Entry& e : from) buckets_[bucket_of(e.time)].push_back(e);
+    from.clear();
+  }
+  // A peek (next_time) moved the base to the next event's time and an event comes before it
+  // (not before the last popped, so nothing of bucket 0 was popped yet). With the base lowered
+  // to `time`, the events of buckets 0..h (h: the highest bit in which `time` and the base
+  // differ) all belong to bucket h + 1, which is empty, and the higher buckets stay as they are.
+  // Events of one time move together, in order. Kept out of line: push stays small enough to
+  // inline into the engines' handlers.
+  [[gnu::noinline, gnu::cold]] void lower_base(Picoseconds time) {
+    const std::size_t top = bucket_of(time);
+    std::vector<Entry>& into = buckets_[top];
+    for (std::size_t b = 0; b < top; ++b) {
+      const std::size_t first = b == 0 ? head_ : 0;
+      into.insert(into.end(), buckets_[b].begin() + static_cast<std::ptrdiff_t>(first),
+                  buckets_[b].end());
+      buckets_[b].clear();
     }
-    heap_.emplace_back(time, next_seq_++, id);
-    std::push_heap(heap_.begin(), heap_.end(), kLaterFirst);
-    // The time was not cached, so no older bucket of it is: this one becomes its newest.
-    cache_[next_cache_] = CacheEntry{time, id};
-    next_cache_ = (next_cache_ + 1) % cache_.size();
-    return id;
-  }
-  void close(std::uint32_t id) {
-    std::pop_heap(heap_.begin(), heap_.end(), kLaterFirst);
-    heap_.pop_back();
-    Bucket& bucket = buckets_[id];
-    bucket.items.clear();
-    bucket.head = 0;
-    free_.push_back(id);
-    for (CacheEntry& entry : cache_)
-      if (entry.bucket == id) entry.bucket = kNone;
+    head_ = 0;
+    last_ = time;
   }
 
-  std::vector<Bucket> buckets_;
-  std::vector<std::uint32_t> free_;
-  std::vector<HeapEntry> heap_;
-  std::array<CacheEntry, 4> cache_{};
-  std::size_t next_cache_ = 0;
-  std::uint64_t next_seq_ = 0;
+  std::array<std::vector<Entry>, kBuckets> buckets_;
+  std::size_t head_ = 0; // bucket 0 is consumed from the front
   std::size_t size_ = 0;
+  Picoseconds last_ = 0; // the time of bucket 0: the last popped, or (after a peek) the next
 };
 
 // LookaheadQueue: an EventQueue whose next few events are taken out ahead of time into a short

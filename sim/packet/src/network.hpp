@@ -1,0 +1,64 @@
+// Network: the state every element of the packet engine shares — the clock and the event
+// queue, the ports, the packets and the messages in flight, the settings and the result being
+// filled. It is plain data, part of the run (no globals): the run derives from it and from
+// every element (packet_engine.cpp); an element reaches it through the run and keeps its own
+// state apart.
+#pragma once
+
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/sim/event_queue.hpp"
+#include "ddlsim/sim/packet/packet_engine.hpp"
+#include "ddlsim/topologies/ecmp.hpp"
+#include "ddlsim/topologies/router.hpp"
+#include "ddlsim/topologies/topology.hpp"
+#include "event.hpp"
+#include "packet_pool.hpp"
+#include "port.hpp"
+#include "transport.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace ddlsim::sim::packet {
+
+constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
+
+// The time `bytes` take at `bytes_per_second`, rounded to the picosecond.
+inline Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
+  return static_cast<Picoseconds>(
+      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+}
+
+struct Network {
+  Network(const topo::Topology& topology_in, topo::Router& router_in,
+          const coll::Schedule& schedule_in, const PacketOptions& options_in)
+      : topology(topology_in), router(router_in), schedule(schedule_in), options(options_in),
+        spec(options_in.spec), sw(options_in.spec.switch_spec),
+        rng(topo::mix64(options_in.seed ^ 0x5eed5eedull)) {}
+
+  // The message bytes a packet carries: a data packet's size less its header (not stored, so
+  // that a packet stays 48 bytes).
+  std::uint32_t payload_of(const Packet& packet) const {
+    return packet.kind == PacketKind::data ? packet.bytes - spec.header_bytes : 0;
+  }
+
+  const topo::Topology& topology;
+  topo::Router& router;
+  const coll::Schedule& schedule;
+  const PacketOptions& options;
+  const PacketEngineSpec& spec;
+  const SwitchSpec& sw;
+  std::uint64_t rng; // spraying
+  EventQueue<Event> events;
+  Picoseconds now = 0;
+  PacketPool pool;
+  std::vector<Port> ports;         // one per directed link, indexed by its LinkId
+  std::vector<Message> messages;   // indexed by message id; free ids are reused
+  Picoseconds last_completion = 0; // when the last step completed
+  Picoseconds last_tx_end = 0;     // when the last packet left its port
+  PacketTiming result;
+};
+
+} // namespace ddlsim::sim::packet

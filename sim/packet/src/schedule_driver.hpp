@@ -1,0 +1,247 @@
+// ScheduleDriver: runs the Schedule's programs (one per rank and channel, programs.hpp) under
+// the execution rules of collectives/step.hpp. A step starts once its dependencies are done
+// (rule 1); a send and its receive rendezvous first-in first-out per peer and channel (rule 2)
+// and then open a message (sender.hpp); local steps (reduce, copy, compress, compute) take
+// their modelled time. A step completes when its message's receive completed (plus the
+// reduction of a recv_reduce) or its local time has passed, which may start the next steps.
+#pragma once
+
+#include "ddlsim/collectives/step.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
+#include "network.hpp"
+#include "programs.hpp"
+#include "sender.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim::packet {
+
+template <typename Engine> class ScheduleDriver {
+public:
+  explicit ScheduleDriver(const Network& net) {
+    const coll::Schedule& schedule = net.schedule;
+    const int ranks = schedule.ranks();
+    const PacketOptions& options = net.options;
+    rates_ = rank_rates(net.topology, ranks, options.reduce_bytes_per_second,
+                        options.copy_bytes_per_second);
+    channels_ = static_cast<std::uint32_t>(schedule.channels());
+    programs_.resize(static_cast<std::size_t>(ranks) * channels_);
+    for (int r = 0; r < ranks; ++r)
+      for (std::uint32_t c = 0; c < channels_; ++c) {
+        Program& program = programs_[static_cast<std::size_t>(r) * channels_ + c];
+        program.stream = schedule.program(r, static_cast<int>(c));
+        program.rank = r;
+        program.channel = static_cast<std::uint16_t>(c);
+      }
+  }
+
+  // Starts what every program can start at time zero.
+  void start() {
+    for (std::uint32_t p = 0; p < programs_.size(); ++p) start_ready(p);
+  }
+
+  // The receive of message `id` has all the bytes it needs: its steps complete, after the
+  // reduction for a recv_reduce.
+  void receive_complete(std::uint32_t id) {
+    const Message& m = net().messages[id];
+    if (m.recv_reduce) {
+      const double rate = rates_[static_cast<std::size_t>(m.recv_rank)].reduce_bytes_per_second;
+      net().events.push(net().now + duration(m.recv_bytes, rate), Event::reduce_done(id));
+      return;
+    }
+    finish_steps(id);
+  }
+
+  // The send and the receive that message `id` served are done.
+  void finish_steps(std::uint32_t id) {
+    Message& m = net().messages[id];
+    m.steps_done = true;
+    const StepRef recv = m.recv, send = m.send;
+    complete(recv);
+    complete(send);
+    engine().sender().maybe_free(id);
+  }
+
+  void complete(StepRef ref) {
+    Program& program = programs_[ref.program];
+    Slot& done = slot(ref);
+    done.done = true;
+    const Picoseconds now = net().now;
+    net().last_completion = now;
+    if (net().options.record_steps)
+      net().result.steps_recorded.push_back(
+          StepRecord{program.rank, program.channel, done.kind, done.peer,
+                     done.kind == coll::StepKind::compute ? 0 : done.bytes, done.start, now});
+    while (!program.window.empty() && program.window.front().done) {
+      program.window.pop_front();
+      ++program.base;
+    }
+    start_ready(ref.program);
+    if (!programs_[ref.program].waiters.empty()) {
+      std::vector<std::uint32_t> waiters;
+      waiters.swap(programs_[ref.program].waiters);
+      for (std::uint32_t w : waiters) {
+        programs_[w].registered_as_waiter = false;
+        start_ready(w);
+      }
+    }
+  }
+
+  // Throws when a program did not finish: the schedule (or the lossless network) deadlocked.
+  void check_finished() const {
+    for (const Program& program : programs_) {
+      if (program.exhausted && program.window.empty()) continue;
+      const std::uint32_t stuck = program.next_start;
+      const bool network = net().pool.in_use() > 0;
+      std::string what = std::string(network ? "packet network deadlocked (lossless ports "
+                                               "waiting on each other in a cycle)"
+                                             : "schedule deadlocked") +
+                         ": rank " + std::to_string(program.rank) + " channel " +
+                         std::to_string(program.channel) + " cannot finish step " +
+                         std::to_string(stuck);
+      throw std::logic_error(what);
+    }
+  }
+
+private:
+  Slot& slot(StepRef ref) {
+    Program& program = programs_[ref.program];
+    return program.window[ref.index - program.base];
+  }
+
+  std::uint32_t program_of(std::int32_t rank, std::uint16_t channel) const {
+    return static_cast<std::uint32_t>(rank) * channels_ + channel;
+  }
+
+  // Starts steps of program p in order while their dependencies are done (rule 1 of step.hpp).
+  void start_ready(std::uint32_t p) {
+    while (true) {
+      Program& program = programs_[p];
+      const std::uint32_t index = program.next_start;
+      while (program.base + program.window.size() <= index) {
+        coll::Step step;
+        if (!program.stream.next(step)) {
+          program.exhausted = true;
+          return;
+        }
+        program.window.push_back(Slot::of(step));
+        ++net().result.steps;
+      }
+      Slot& next = program.window[index - program.base];
+      for (std::uint8_t d = 0; d < next.dep_count; ++d) {
+        const std::uint32_t dep = next.deps[d];
+        if (dep >= program.base && !program.window[dep - program.base].done) return;
+      }
+      if (next.wait_channel != coll::kNoWait && !wait_done(p, next)) return;
+      next.start = net().now;
+      ++program.next_start;
+      begin(next, StepRef{p, index}, program.rank, program.channel);
+    }
+  }
+
+  // Whether the cross-program wait of `step` (next in program p) is satisfied; if not, p is
+  // registered to retry when the awaited program completes a step.
+  bool wait_done(std::uint32_t p, const Slot& step) {
+    Program& program = programs_[p];
+    if (step.wait_channel >= channels_)
+      throw std::logic_error("rank " + std::to_string(program.rank) + " channel " +
+                             std::to_string(program.channel) + " waits for channel " +
+                             std::to_string(step.wait_channel) + " of a schedule with " +
+                             std::to_string(channels_) + " channels");
+    Program& awaited = programs_[program_of(program.rank, step.wait_channel)];
+    const std::uint32_t k = step.wait_step;
+    if (k < awaited.base) return true; // retired, hence done
+    if (k - awaited.base < awaited.window.size() && awaited.window[k - awaited.base].done)
+      return true;
+    if (!program.registered_as_waiter) {
+      program.registered_as_waiter = true;
+      awaited.waiters.push_back(p);
+    }
+    return false;
+  }
+
+  void begin(const Slot step, StepRef ref, std::int32_t rank, std::uint16_t channel) {
+    if (step.is_send()) {
+      Program& receiver = programs_[program_of(step.peer, channel)];
+      Waiting receive;
+      if (take_waiting(receiver.receives, rank, receive))
+        start_message(ref, receive.step, receive.bytes, receive.reduce);
+      else
+        receiver.sends_in.push_back(Waiting{rank, ref});
+    } else if (step.is_receive()) {
+      Program& self = programs_[ref.program];
+      const bool reduce = step.kind == coll::StepKind::recv_reduce;
+      Waiting send;
+      if (take_waiting(self.sends_in, step.peer, send))
+        start_message(send.step, ref, step.bytes, reduce);
+      else
+        self.receives.push_back(Waiting{step.peer, ref, step.bytes, reduce});
+    } else if (step.kind == coll::StepKind::compute) {
+      // A modelled duration: no per-step overhead on top (the workload model includes it).
+      net().events.push(net().now + static_cast<Picoseconds>(step.bytes),
+                        Event::local_done(ref.program, ref.index));
+    } else {
+      const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
+      net().events.push(net().now + net().options.per_step_overhead + duration(step.bytes, rate),
+                        Event::local_done(ref.program, ref.index));
+    }
+  }
+
+  std::uint8_t priority_of(StepRef receive, std::uint16_t channel) {
+    const TransportSpec& transport = net().spec.transport;
+    const int classes = net().sw.priorities;
+    switch (transport.priority_rule) {
+    case TransportSpec::PriorityRule::constant:
+      return static_cast<std::uint8_t>(transport.priority);
+    case TransportSpec::PriorityRule::by_channel:
+      return static_cast<std::uint8_t>(std::min<int>(channel, classes - 1));
+    case TransportSpec::PriorityRule::by_offset:
+    case TransportSpec::PriorityRule::by_layer: {
+      const Slot& step = slot(receive);
+      const std::uint64_t size =
+          net().schedule.buffer_bytes(programs_[receive.program].rank, step.dst_buffer);
+      if (size == 0) return 0;
+      const auto c = static_cast<int>(static_cast<double>(step.dst_offset) * classes /
+                                      static_cast<double>(size));
+      const int by_offset = std::clamp(c, 0, classes - 1);
+      return static_cast<std::uint8_t>(transport.priority_rule ==
+                                               TransportSpec::PriorityRule::by_offset
+                                           ? by_offset
+                                           : classes - 1 - by_offset);
+    }
+    }
+    return 0;
+  }
+
+  // A send met its receive: the message between them opens.
+  void start_message(StepRef send, StepRef receive, std::uint64_t receive_bytes, bool reduce) {
+    const Program& sender = programs_[send.program];
+    const std::int32_t src = sender.rank;
+    const std::int32_t dst = programs_[receive.program].rank;
+    const std::uint16_t channel = sender.channel;
+    const topo::Topology& topology = net().topology;
+    const std::vector<topo::Path>& paths =
+        net().router.paths(topology.gpus()[static_cast<std::size_t>(src)],
+                           topology.gpus()[static_cast<std::size_t>(dst)]);
+    if (paths.empty() || paths.front().empty())
+      throw InputError("topology", "no route from rank " + std::to_string(src) + " to rank " +
+                                       std::to_string(dst));
+    engine().sender().open(MessageSetup{send, receive, slot(send).bytes, receive_bytes, src, dst,
+                                        reduce, channel, priority_of(receive, channel), &paths});
+  }
+
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  const Engine& engine() const { return static_cast<const Engine&>(*this); }
+  Network& net() { return engine().network(); }
+  const Network& net() const { return engine().network(); }
+  std::vector<GpuRates> rates_;
+  std::vector<Program> programs_;
+  std::uint32_t channels_ = 1;
+};
+
+} // namespace ddlsim::sim::packet

@@ -1,0 +1,347 @@
+// Sender: the sending side of the transport. A message's packets leave its GPU's source port
+// round robin among the port's active messages, new ones in order, within the congestion
+// window and the pacing rate (congestion_control.hpp) and unless PFC paused their class.
+// Reliable delivery: ACKs mark packets in a bitmap; a NACK (a gap on an in-order path) or a
+// timeout (no ACK progress for rto) queues the unacknowledged ones again, selectively; an ACK
+// that says the receive completed stops the sender. It also owns the messages' lifetime: a
+// message opens when its send meets its receive and is freed when both ends are done and none
+// of its packets is left in the network. The fields of a message are in transport.hpp.
+#pragma once
+
+#include "congestion_control.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "load_balancer.hpp"
+#include "network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim::packet {
+
+// A coalescing receiver's log entry: the packet index, and this bit when it came ECN-marked.
+constexpr std::uint32_t kLogEcn = 1u << 31;
+
+// What opens a message: the send and receive steps it serves and what the schedule driver
+// decided about them.
+struct MessageSetup {
+  StepRef send;
+  StepRef recv;
+  std::uint64_t bytes = 0;      // sent bytes
+  std::uint64_t recv_bytes = 0; // the receive's bytes
+  std::int32_t send_rank = 0;
+  std::int32_t recv_rank = 0;
+  bool recv_reduce = false;
+  std::uint16_t channel = 0;
+  std::uint8_t priority = 0;
+  const std::vector<topo::Path>* paths = nullptr; // non-empty
+};
+
+template <typename Engine> class Sender {
+public:
+  // Opens a message; its packets may go after the per-step overhead.
+  void open(const MessageSetup& setup) {
+    std::vector<Message>& messages = net().messages;
+    std::uint32_t id;
+    if (free_messages_.empty()) {
+      id = static_cast<std::uint32_t>(messages.size());
+      messages.emplace_back();
+    } else {
+      id = free_messages_.back();
+      free_messages_.pop_back();
+    }
+    const std::vector<topo::Path>& paths = *setup.paths;
+    Message& m = messages[id];
+    m.send = setup.send;
+    m.recv = setup.recv;
+    m.bytes = setup.bytes;
+    m.recv_bytes = setup.recv_bytes;
+    m.send_rank = setup.send_rank;
+    m.recv_rank = setup.recv_rank;
+    m.recv_reduce = setup.recv_reduce;
+    m.paths = &paths;
+    const std::size_t count = std::min<std::size_t>(paths.size(), 0xffff);
+    m.ecmp = static_cast<std::uint16_t>(
+        ecmp_choice(net().options.seed, setup.send_rank, setup.recv_rank, setup.channel, count));
+    m.path_lo = 0;
+    m.path_hi = static_cast<std::uint16_t>(count);
+    narrow(paths, m.ecmp, 0, m.path_lo, m.path_hi);
+    m.sprayed = 0;
+    m.port = paths[m.ecmp][0];
+    const TransportSpec& transport = net().spec.transport;
+    m.priority = setup.priority;
+    m.droppable = transport.loss_bound > 0;
+    const std::uint64_t mtu = net().spec.mtu_bytes;
+    const std::uint64_t packets = std::max<std::uint64_t>(1, (m.bytes + mtu - 1) / mtu);
+    if (packets >= kLogEcn) // indices leave the top bit for the coalesced-ACK log
+      throw InputError("/engine/mtu_bytes",
+                       "a message of " + format_bytes(m.bytes) + " needs " +
+                           std::to_string(packets) +
+                           " packets, more than the engine numbers; raise mtu_bytes");
+    m.packets = static_cast<std::uint32_t>(packets);
+    m.needed_payload = m.droppable ? static_cast<std::uint64_t>(std::ceil(
+                                         static_cast<double>(m.bytes) * (1 - transport.loss_bound)))
+                                   : m.bytes;
+    m.next_new = m.acked = 0;
+    m.acked_bits.reset(m.packets);
+    m.resend_bits.reset(m.packets);
+    m.resend.clear();
+    m.resend_head = 0;
+    m.sender_done = false;
+    m.in_list = false;
+    m.timer_armed = false;
+    m.line_rate = 1e12 / net().ports[m.port].ps_per_byte;
+    Congestion<Engine>::reset(m, transport);
+    m.ack_log.clear();
+    m.ack_sent = 0;
+    m.received = 0;
+    m.received_payload = 0;
+    m.highest = 0;
+    m.received_bits.reset(m.packets);
+    m.receiver_done = m.steps_done = false;
+    m.alive = 0;
+    ++net().result.transfers;
+    net().result.bytes_sent += m.bytes;
+    if (net().options.per_step_overhead > 0)
+      net().events.push(net().now + net().options.per_step_overhead, Event::message_start(id));
+    else
+      activate(id);
+  }
+
+  // The message may have packets to send: it joins its source port's round robin.
+  void activate(std::uint32_t id) {
+    if (!net().messages[id].in_list && !net().messages[id].sender_done) list_insert(id);
+    engine().switch_ports().try_send(net().messages[id].port);
+  }
+
+  // The next packet of the source port's messages, round robin; kNil when none may send (then
+  // a paced message's next time is booked as a pace event).
+  std::uint32_t pull(std::uint32_t port_id) {
+    Port& port = net().ports[port_id];
+    std::uint32_t first = port.sources;
+    Picoseconds wake = kNever;
+    while (port.sources != kNil) {
+      const std::uint32_t id = port.sources;
+      Message& m = net().messages[id];
+      const Want want = wants(m, port.paused);
+      if (want == Want::nothing) {
+        const bool was_first = id == first;
+        const std::uint32_t after = m.rr_next;
+        list_remove(id);
+        if (was_first) first = port.sources == kNil ? kNil : after;
+        continue;
+      }
+      port.sources = m.rr_next;
+      if (want == Want::window_full || want == Want::paced || want == Want::class_paused) {
+        if (want == Want::paced) wake = std::min(wake, m.next_send_at);
+        if (port.sources == first) break;
+        continue;
+      }
+      return make_data_packet(id, want == Want::resend);
+    }
+    if (wake != kNever && (port.pace_at < 0 || wake < port.pace_at)) {
+      port.pace_at = wake;
+      net().events.push(wake, Event::pace(port_id));
+    }
+    return kNil;
+  }
+
+  void on_pace(std::uint32_t port_id) {
+    if (net().ports[port_id].pace_at != net().now) return; // superseded by an earlier one
+    net().ports[port_id].pace_at = -1;
+    engine().switch_ports().try_send(port_id);
+  }
+
+  void on_timeout(const TimerEvent& timer) {
+    const std::uint32_t id = timer.message;
+    Message& m = net().messages[id];
+    if (timer.generation != m.timer_generation || m.sender_done) return;
+    const Picoseconds rto = net().spec.transport.rto;
+    const Picoseconds now = net().now;
+    if (now - m.last_progress < rto) {
+      net().events.push(m.last_progress + rto, Event::timeout(id, timer.generation));
+      return;
+    }
+    for (std::uint32_t s = 0; s < m.next_new; ++s)
+      if (!m.acked_bits.test(s) && m.resend_bits.set(s)) m.resend.push_back(s);
+    m.last_progress = now;
+    engine().congestion().on_timeout(m);
+    net().events.push(now + rto, Event::timeout(id, timer.generation));
+    activate(id);
+  }
+
+  void on_ack(std::uint32_t id, const Packet& ack) {
+    Message& m = net().messages[id];
+    if (m.sender_done) return;
+    if (net().spec.transport.ack_every_packets == 1) {
+      acknowledge(m, ack.seq, (ack.flags & kEcn) != 0);
+    } else {
+      // A coalesced ACK covers entries [seq, aux) of the receiver's log (written before it
+      // left, so reading them here tells the sender nothing it could not know).
+      for (std::uint32_t i = ack.seq; i < ack.aux; ++i)
+        acknowledge(m, m.ack_log[i] & ~kLogEcn, (m.ack_log[i] & kLogEcn) != 0);
+    }
+    if (ack.flags & kComplete) {
+      m.sender_done = true;
+      ++m.timer_generation;
+      if (m.in_list) list_remove(id);
+      return;
+    }
+    activate(id);
+  }
+
+  void on_nack(std::uint32_t id, const Packet& nack) {
+    Message& m = net().messages[id];
+    if (m.sender_done) return;
+    for (std::uint32_t s = nack.seq; s < nack.aux && s < m.next_new; ++s)
+      if (!m.acked_bits.test(s) && m.resend_bits.set(s)) m.resend.push_back(s);
+    activate(id);
+  }
+
+  // Frees the message once its steps and its sender are done and no packet of it is left.
+  void maybe_free(std::uint32_t id) {
+    Message& m = net().messages[id];
+    if (!m.steps_done || !m.sender_done || m.alive != 0 || m.paths == nullptr) return;
+    if (m.in_list) list_remove(id);
+    ++m.timer_generation;
+    m.paths = nullptr;
+    free_messages_.push_back(id);
+  }
+
+private:
+  // What a message's sender may do next. window_full, paced (DCQCN's rate) and class_paused
+  // (PFC) mean it has packets but must wait.
+  enum class Want : std::uint8_t { nothing, resend, send_new, window_full, paced, class_paused };
+
+  Want wants(Message& m, std::uint8_t paused_classes) {
+    if (m.sender_done) return Want::nothing;
+    while (m.has_resend() && m.acked_bits.test(m.resend[m.resend_head])) {
+      m.resend_bits.clear(m.resend[m.resend_head]);
+      ++m.resend_head;
+    }
+    Want want = Want::nothing;
+    if (m.has_resend())
+      want = Want::resend;
+    else if (m.next_new < m.packets)
+      want =
+          static_cast<double>(m.next_new - m.acked) < m.cwnd ? Want::send_new : Want::window_full;
+    if (want == Want::resend || want == Want::send_new) {
+      if ((paused_classes >> m.priority) & 1u) return Want::class_paused;
+      if (m.next_send_at > net().now) return Want::paced;
+    }
+    return want;
+  }
+
+  std::uint32_t make_data_packet(std::uint32_t message_id, bool resend) {
+    const std::uint32_t id = net().pool.allocate();
+    Message& m = net().messages[message_id];
+    PacketTiming& result = net().result;
+    const PacketEngineSpec& spec = net().spec;
+    std::uint32_t seq;
+    if (resend) {
+      seq = m.resend[m.resend_head++];
+      m.resend_bits.clear(seq);
+      ++result.retransmissions;
+    } else {
+      seq = m.next_new++;
+      ++result.data_packets;
+      ++result.data_packets_by_priority[m.priority];
+    }
+    const std::uint64_t mtu = spec.mtu_bytes;
+    const std::uint32_t payload = static_cast<std::uint32_t>(
+        seq + 1 < m.packets ? mtu : m.bytes - static_cast<std::uint64_t>(seq) * mtu);
+    Packet& packet = net().pool[id];
+    packet.transfer = message_id;
+    packet.seq = seq;
+    packet.aux = 0;
+    packet.bytes = payload + spec.header_bytes;
+    packet.port = m.port;
+    packet.next_port = kNil;
+    packet.in_port = kNil;
+    packet.hop = 0;
+    packet.kind = PacketKind::data;
+    packet.priority = m.priority;
+    packet.flags = (m.droppable && !resend) ? kDroppable : 0;
+    packet.reverse = false;
+    const std::uint32_t choices = m.path_hi - m.path_lo;
+    switch (spec.load_balancing) {
+    case LoadBalancing::ecmp:
+      packet.path_lo = m.ecmp;
+      break;
+    case LoadBalancing::spray_random:
+      net().rng = mix64(net().rng);
+      packet.path_lo = static_cast<std::uint16_t>(m.path_lo + net().rng % choices);
+      break;
+    case LoadBalancing::spray_round_robin:
+      packet.path_lo = static_cast<std::uint16_t>(m.path_lo + m.sprayed++ % choices);
+      break;
+    case LoadBalancing::adaptive:
+      packet.path_lo = m.path_lo;
+      packet.path_hi = m.path_hi;
+      break;
+    }
+    if (spec.load_balancing != LoadBalancing::adaptive)
+      packet.path_hi = static_cast<std::uint16_t>(packet.path_lo + 1);
+    ++m.alive;
+    if (m.rate < m.line_rate) engine().congestion().on_send(m, packet.bytes);
+    if (!spec.transport.reliable) {
+      if (m.next_new == m.packets) m.sender_done = true;
+    } else if (!m.timer_armed) {
+      m.timer_armed = true;
+      m.last_progress = net().now;
+      net().events.push(net().now + spec.transport.rto,
+                        Event::timeout(message_id, m.timer_generation));
+    }
+    return id;
+  }
+
+  void acknowledge(Message& m, std::uint32_t seq, bool marked) {
+    if (!m.acked_bits.set(seq)) return;
+    ++m.acked;
+    m.last_progress = net().now;
+    engine().congestion().on_ack(m, marked);
+  }
+
+  // The source port's round-robin list of messages with something to send.
+  void list_insert(std::uint32_t id) {
+    std::vector<Message>& messages = net().messages;
+    Message& m = messages[id];
+    Port& port = net().ports[m.port];
+    m.in_list = true;
+    if (port.sources == kNil) {
+      m.rr_prev = m.rr_next = id;
+      port.sources = id;
+      return;
+    }
+    const std::uint32_t head = port.sources;
+    const std::uint32_t tail = messages[head].rr_prev;
+    m.rr_prev = tail;
+    m.rr_next = head;
+    messages[tail].rr_next = id;
+    messages[head].rr_prev = id;
+  }
+  void list_remove(std::uint32_t id) {
+    std::vector<Message>& messages = net().messages;
+    Message& m = messages[id];
+    Port& port = net().ports[m.port];
+    m.in_list = false;
+    if (m.rr_next == id) {
+      port.sources = kNil;
+      return;
+    }
+    messages[m.rr_prev].rr_next = m.rr_next;
+    messages[m.rr_next].rr_prev = m.rr_prev;
+    if (port.sources == id) port.sources = m.rr_next;
+  }
+
+  Engine& engine() { return static_cast<Engine&>(*this); }
+  const Engine& engine() const { return static_cast<const Engine&>(*this); }
+  Network& net() { return engine().network(); }
+  const Network& net() const { return engine().network(); }
+  std::vector<std::uint32_t> free_messages_;
+};
+
+} // namespace ddlsim::sim::packet
