@@ -1,15 +1,15 @@
-// The Schedule side of the packet engine: one Program per (rank, channel), holding the steps
-// pulled from its StepStream and not yet retired, and the sends and receives waiting for their
-// partner (rule 2 of collectives/step.hpp: the k-th send from a to b on channel c matches the
-// k-th receive at b from a on channel c, so each list is searched first-in first-out).
+// The Schedule side of the packet engine: one Program per (rank, channel), with the shared
+// cursor that keeps rule 1 of collectives/step.hpp (coll::ProgramCursor), the timing of its
+// started steps until they retire, and the sends and receives waiting for their partner (rule 2:
+// the k-th send from a to b on channel c matches the k-th receive at b from a on channel c, so
+// each list is searched first-in first-out).
 #pragma once
 
 #include "ddlsim/collectives/step.hpp"
-#include "ddlsim/collectives/step_stream.hpp"
+#include "ddlsim/collectives/step_runner.hpp"
 #include "ddlsim/core/units.hpp"
 #include "transport.hpp"
 
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -17,27 +17,20 @@
 
 namespace ddlsim::sim::packet {
 
-// What the engine keeps of a step: its timing-relevant fields.
+// What the engine keeps of a started step until it retires: its timing-relevant fields.
 struct Slot {
   std::uint64_t bytes = 0; // for a compute step: its duration in picoseconds
   Picoseconds start = 0;
-  std::array<std::uint32_t, coll::kMaxStepDeps> deps{};
   std::int32_t peer = -1;
   coll::StepKind kind = coll::StepKind::send;
-  std::uint8_t dep_count = 0;
-  bool done = false;
-  std::uint16_t wait_channel = coll::kNoWait; // rule 1: also wait for that program's step
-  std::uint32_t wait_step = 0;
-  std::uint64_t dst_offset = 0; // a receive's position in its output buffer (by_offset)
   coll::Buffer dst_buffer = coll::Buffer::output;
+  std::uint64_t dst_offset = 0; // a receive's position in its output buffer (by_offset)
 
-  static Slot of(const coll::Step& step) {
+  static Slot of(const coll::Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == coll::StepKind::compute
                                     ? static_cast<std::uint64_t>(std::llround(step.param))
                                     : step.bytes;
-    return Slot{bytes,          0,     step.deps,         step.peer,      step.kind,
-                step.dep_count, false, step.wait_channel, step.wait_step, step.dst.offset,
-                step.dst.buffer};
+    return Slot{bytes, start, step.peer, step.kind, step.dst.buffer, step.dst.offset};
   }
   bool is_send() const { return kind == coll::StepKind::send; }
   bool is_receive() const {
@@ -54,11 +47,9 @@ struct Waiting {
 };
 
 struct Program {
-  coll::StepStream stream;
-  std::deque<Slot> window; // window[i] is step base + i
+  coll::ProgramCursor cursor;
+  std::deque<Slot> window; // window[i] is started step base + i, kept until it retires
   std::uint32_t base = 0;  // every step before base is done
-  std::uint32_t next_start = 0;
-  bool exhausted = false;
   std::int32_t rank = 0;
   std::uint16_t channel = 0;
   std::vector<Waiting> sends_in; // sends to this program that found no receive yet

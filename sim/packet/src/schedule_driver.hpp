@@ -1,9 +1,10 @@
 // ScheduleDriver: runs the Schedule's programs (one per rank and channel, programs.hpp) under
 // the execution rules of collectives/step.hpp. A step starts once its dependencies are done
-// (rule 1); a send and its receive rendezvous first-in first-out per peer and channel (rule 2)
-// and then open a message (sender.hpp); local steps (reduce, copy, compress, compute) take
-// their modelled time. A step completes when its message's receive completed (plus the
-// reduction of a recv_reduce) or its local time has passed, which may start the next steps.
+// (rule 1, kept by each program's coll::ProgramCursor); a send and its receive rendezvous first-in
+// first-out per peer and channel (rule 2) and then open a message (sender.hpp); local steps
+// (reduce, copy, compress, compute) take their modelled time. A step completes when its message's
+// receive completed (plus the reduction of a recv_reduce) or its local time has passed, which may
+// start the next steps.
 #pragma once
 
 #include "ddlsim/collectives/step.hpp"
@@ -34,7 +35,7 @@ public:
     for (int r = 0; r < ranks; ++r)
       for (std::uint32_t c = 0; c < channels_; ++c) {
         Program& program = programs_[static_cast<std::size_t>(r) * channels_ + c];
-        program.stream = schedule.program(r, static_cast<int>(c));
+        program.cursor = coll::ProgramCursor(schedule.program(r, static_cast<int>(c)));
         program.rank = r;
         program.channel = static_cast<std::uint16_t>(c);
       }
@@ -69,15 +70,15 @@ public:
 
   void complete(StepRef ref) {
     Program& program = programs_[ref.program];
-    Slot& done = slot(ref);
-    done.done = true;
+    program.cursor.complete(ref.index);
+    const Slot& done = slot(ref);
     const Picoseconds now = net().now;
     net().last_completion = now;
     if (net().options.record_steps)
       net().result.steps_recorded.push_back(
           StepRecord{program.rank, program.channel, done.kind, done.peer,
                      done.kind == coll::StepKind::compute ? 0 : done.bytes, done.start, now});
-    while (!program.window.empty() && program.window.front().done) {
+    while (!program.window.empty() && program.cursor.done(program.base)) {
       program.window.pop_front();
       ++program.base;
     }
@@ -95,8 +96,8 @@ public:
   // Throws when a program did not finish: the schedule (or the lossless network) deadlocked.
   void check_finished() const {
     for (const Program& program : programs_) {
-      if (program.exhausted && program.window.empty()) continue;
-      const std::uint32_t stuck = program.next_start;
+      if (program.cursor.finished()) continue;
+      const std::uint32_t stuck = program.cursor.started();
       const bool network = net().pool.in_use() > 0;
       std::string what = std::string(network ? "packet network deadlocked (lossless ports "
                                                "waiting on each other in a cycle)"
@@ -122,31 +123,22 @@ private:
   void start_ready(std::uint32_t p) {
     while (true) {
       Program& program = programs_[p];
-      const std::uint32_t index = program.next_start;
-      while (program.base + program.window.size() <= index) {
-        coll::Step step;
-        if (!program.stream.next(step)) {
-          program.exhausted = true;
-          return;
-        }
-        program.window.push_back(Slot::of(step));
+      coll::ProgramCursor& cursor = program.cursor;
+      if (!cursor.has_next()) {
+        if (!cursor.pull()) return;
         ++net().result.steps;
       }
-      Slot& next = program.window[index - program.base];
-      for (std::uint8_t d = 0; d < next.dep_count; ++d) {
-        const std::uint32_t dep = next.deps[d];
-        if (dep >= program.base && !program.window[dep - program.base].done) return;
-      }
-      if (next.wait_channel != coll::kNoWait && !wait_done(p, next)) return;
-      next.start = net().now;
-      ++program.next_start;
-      begin(next, StepRef{p, index}, program.rank, program.channel);
+      if (!cursor.deps_done()) return;
+      if (cursor.pending().has_wait() && !wait_done(p, cursor.pending())) return;
+      const std::uint32_t index = cursor.start();
+      program.window.push_back(Slot::of(cursor.pending(), net().now));
+      begin(program.window.back(), StepRef{p, index}, program.rank, program.channel);
     }
   }
 
   // Whether the cross-program wait of `step` (next in program p) is satisfied; if not, p is
   // registered to retry when the awaited program completes a step.
-  bool wait_done(std::uint32_t p, const Slot& step) {
+  bool wait_done(std::uint32_t p, const coll::Step& step) {
     Program& program = programs_[p];
     if (step.wait_channel >= channels_)
       throw std::logic_error("rank " + std::to_string(program.rank) + " channel " +
@@ -154,10 +146,7 @@ private:
                              std::to_string(step.wait_channel) + " of a schedule with " +
                              std::to_string(channels_) + " channels");
     Program& awaited = programs_[program_of(program.rank, step.wait_channel)];
-    const std::uint32_t k = step.wait_step;
-    if (k < awaited.base) return true; // retired, hence done
-    if (k - awaited.base < awaited.window.size() && awaited.window[k - awaited.base].done)
-      return true;
+    if (awaited.cursor.done(step.wait_step)) return true;
     if (!program.registered_as_waiter) {
       program.registered_as_waiter = true;
       awaited.waiters.push_back(p);
