@@ -176,8 +176,7 @@ GpuSpec find_gpu(std::string_view name, const std::string& where) {
     all_names.insert(all_names.end(), gpu.short_names.begin(), gpu.short_names.end());
   throw InputError(where, "no GPU model \"" + std::string(name) + "\"" +
                               did_you_mean(name, all_names) + "; expected one of " +
-                              join_choices(names) +
-                              " (or give the figures: {\"preset\": ..., \"fp32_tflops\": ...})");
+                              join_choices(names));
 }
 
 } // namespace ddlsim::models
