@@ -2,6 +2,7 @@
 // and a GPU ddlsim does not know is an error, never another GPU's figures.
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/gpu.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/topologies/presets.hpp"
 
 #include <catch2/catch.hpp>
@@ -100,4 +101,17 @@ TEST_CASE("GPU models: every node preset names a GPU model ddlsim knows") {
     INFO(name);
     CHECK_NOTHROW(find_gpu(topo::find_node_preset(name)->gpu_model, "x"));
   }
+}
+
+TEST_CASE("GPU models: collective reduction rates come from the same table") {
+  CHECK(sim::gpu_rates("V100-SXM2-32GB").memory_bytes_per_second == 900e9);
+  CHECK(sim::gpu_rates("A100-SXM4-80GB").memory_bytes_per_second == 2039e9);
+  CHECK(sim::gpu_rates("A100-SXM4-40GB").memory_bytes_per_second == 1555e9);
+  CHECK(sim::gpu_rates("H200-SXM-141GB").memory_bytes_per_second == 4800e9);
+  CHECK(sim::gpu_rates("B200-SXM-180GB").memory_bytes_per_second == 8000e9);
+  // GH200 used to get the V100's 900 GB/s here, and so did any name the table lacked.
+  CHECK(sim::gpu_rates("GH200").memory_bytes_per_second == 4000e9);
+  CHECK_THROWS_WITH(sim::gpu_rates("GH300"), Catch::Contains("gpu_model") &&
+                                                 Catch::Contains("\"GH300\"") &&
+                                                 Catch::Contains("GH200"));
 }
