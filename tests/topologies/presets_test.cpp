@@ -277,7 +277,7 @@ TEST_CASE("today's systems: NVLink, PCIe and NIC figures land on the right links
       CHECK(out_links_of_class(t, gpu, LinkClass::pcie).at(0)->bandwidth_bytes_per_second ==
             want.pcie_gbytes_per_second * 1e9);
     }
-    CHECK(count_kind(t, VertexKind::pcie_switch) == want.pcie_switches);
+    CHECK(count_kind(t, VertexKind::pcie_switch) == static_cast<std::size_t>(want.pcie_switches));
     REQUIRE(t.node(0).nics.size() == static_cast<std::size_t>(want.nics));
     for (VertexId nic : t.node(0).nics)
       CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
