@@ -1,40 +1,16 @@
 #include "ddlsim/sim/gpu_rates.hpp"
 
 #include "ddlsim/core/input_error.hpp"
-
-#include <array>
+#include "ddlsim/models/gpu.hpp"
 
 namespace ddlsim::sim {
-namespace {
-
-struct MemoryBandwidth {
-  std::string_view model_substring;
-  double bytes_per_second;
-};
-
-// HBM/GDDR bandwidth from the vendors' datasheets: Tesla P100 SXM2 732 GB/s, Tesla P40 346 GB/s,
-// V100 SXM2 900 GB/s, A10G 600 GB/s, A100 40GB 1,555 GB/s, A100 80GB 2,039 GB/s, H100 SXM
-// 3.35 TB/s. More specific names first.
-constexpr std::array kTable{
-    MemoryBandwidth{"A100-SXM4-80GB", 2039e9},
-    MemoryBandwidth{"A100", 1555e9},
-    MemoryBandwidth{"H100", 3350e9},
-    MemoryBandwidth{"V100", 900e9},
-    MemoryBandwidth{"P100", 732e9},
-    MemoryBandwidth{"P40", 346e9},
-    MemoryBandwidth{"A10G", 600e9},
-};
-
-} // namespace
 
 GpuRates gpu_rates(std::string_view gpu_model) {
-  double memory = 900e9;
-  for (const MemoryBandwidth& entry : kTable) {
-    if (gpu_model.find(entry.model_substring) != std::string_view::npos) {
-      memory = entry.bytes_per_second;
-      break;
-    }
-  }
+  // The memory bandwidth from the GPU model's datasheet (models/src/gpu_catalog.cpp); a model
+  // ddlsim does not know is an error, not another GPU's rate.
+  const double memory = models::find_gpu(gpu_model, "topology: a node's gpu_model (its memory "
+                                                    "bandwidth sets the reduction rate)")
+                            .memory_bytes_per_second;
   // Streaming kernels reach roughly 80-90% of peak; the byte counts below are per byte of the
   // step's `bytes`. A codec (top-k selection by threshold search) makes about 4 passes.
   const double achievable = 0.85 * memory;

@@ -39,7 +39,7 @@ check "two modelling systems: table, rows and overall line" two_systems
 # A system that today's scenario format cannot describe is listed with its reason, not scored.
 unscored() {
   "$python" "$script" --ddlsim "$ddlsim" --systems cscs-alps-gh200-2node-socket-fallback >"$work/out" || return 1
-  grep -q '^# not evaluated: cscs-alps-gh200-2node-socket-fallback: no scenario: GPU model GH200 unknown' "$work/out" &&
+  grep -q '^# not evaluated: cscs-alps-gh200-2node-socket-fallback: no scenario: 4-GPU NVLink all-to-all node' "$work/out" &&
     grep -q '^# overall: 0 systems evaluated' "$work/out"
 }
 check "a system without a scenario is listed with the reason" unscored

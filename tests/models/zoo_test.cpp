@@ -71,8 +71,7 @@ TEST_CASE("a user model file loads and its errors name the file and the JSON poi
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE(
-    "GPU presets are found by name or inside a topology GPU model and faster GPUs compute faster") {
+TEST_CASE("GPU presets are found by a topology GPU model name and faster GPUs compute faster") {
   CHECK(find_gpu("V100-SXM2-32GB", "x").name == "V100");
   CHECK(find_gpu("A100-SXM4-80GB", "x").memory_bytes_per_second == 2039e9);
   CHECK(find_gpu("A100-SXM4-40GB", "x").memory_bytes_per_second == 1555e9);

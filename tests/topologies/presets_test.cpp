@@ -3,7 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 using namespace ddlsim;
 using namespace ddlsim::topo;
@@ -27,9 +30,26 @@ std::map<int, double> nvlink_peers(const Topology& t, int node, int gpu) {
 
 } // namespace
 
-TEST_CASE("the six node presets exist - sorted") {
-  CHECK(node_preset_names() == std::vector<std::string>{"cloud-8xv100-25g", "dgx-a100", "dgx-h100",
-                                                        "dgx1-v100", "pcie-8gpu-10g",
+TEST_CASE("the node presets exist - sorted") {
+  CHECK(node_preset_names() == std::vector<std::string>{"aws-g5-48xlarge",
+                                                        "aws-g6e-48xlarge",
+                                                        "aws-p4d-24xlarge",
+                                                        "aws-p4de-24xlarge",
+                                                        "aws-p5-48xlarge",
+                                                        "azure-nd96asr-v4",
+                                                        "azure-nd96isr-h100-v5",
+                                                        "cloud-8xv100-25g",
+                                                        "dgx-a100",
+                                                        "dgx-b200",
+                                                        "dgx-h100",
+                                                        "dgx-h200",
+                                                        "dgx1-v100",
+                                                        "gcp-a3-highgpu-8g",
+                                                        "gcp-a3-megagpu-8g",
+                                                        "oci-bm-gpu-h100-8",
+                                                        "oci-bm-gpu4-8",
+                                                        "pcie-8gpu-10g",
+                                                        "pcie-8x-rtx4090",
                                                         "single-gpu-host"});
   CHECK_FALSE(find_node_preset("dgx-a1000"));
   for (const std::string& name : node_preset_names()) {
@@ -159,7 +179,8 @@ std::string preset_text(const std::string& name, const std::string& sources) {
   return R"({"name": ")" + name + R"(", "description": "a test node",
             "node": {"gpu_model": "A100-SXM4-40GB", "gpus": 2, "intra": "pcie_only",
                      "pcie_bandwidth_gbps": 252, "nics": 1, "nic_bandwidth_gbps": 100},
-            "sources": )" + sources + "}";
+            "sources": )" +
+         sources + "}";
 }
 
 const std::string kAllSources = R"({"gpu_model": "a", "gpus": "b", "intra": "c",
@@ -181,10 +202,12 @@ TEST_CASE("node presets are data: every figure needs its source - errors name fi
   using Catch::Matchers::Contains;
   const std::string missing = R"({"gpu_model": "a", "gpus": "b", "intra": "c",
                                    "pcie_bandwidth_gbps": "d", "nics": "e"})";
-  const std::string error = error_of([&] { parse_node_preset("box", preset_text("box", missing)); });
+  const std::string error =
+      error_of([&] { parse_node_preset("box", preset_text("box", missing)); });
   CHECK_THAT(error, Contains("topologies/presets/box.json#/sources"));
   CHECK_THAT(error, Contains("no source for \"nic_bandwidth_gbps\""));
-  const std::string stale = R"({"gpu_model": "a", "gpus": "b", "intra": "c", "pcie_bandwidth_gbps": "d",
+  const std::string stale =
+      R"({"gpu_model": "a", "gpus": "b", "intra": "c", "pcie_bandwidth_gbps": "d",
                                  "nics": "e", "nic_bandwidth_gbps": "f", "nvlink_latency_ns": "g"})";
   CHECK_THAT(error_of([&] { parse_node_preset("box", preset_text("box", stale)); }),
              Contains("nvlink_latency_ns"));
@@ -198,5 +221,77 @@ TEST_CASE("node presets are data: the bundled files load with a source for every
   for (const std::string& name : node_preset_names()) {
     INFO(name);
     CHECK_NOTHROW(*find_node_preset(name));
+  }
+}
+
+namespace {
+
+// What a preset's datasheet or cloud documentation says, as the built topology must carry it.
+struct PresetFigures {
+  std::string name;
+  std::string gpu_model;
+  double nvlink_gbytes_per_second; // per GPU and direction to the NVSwitch plane; 0: no NVLink
+  double pcie_gbytes_per_second;   // per x16 link and direction
+  int pcie_switches;
+  int nics;
+  double nic_gbps;
+};
+
+const std::vector<PresetFigures>& todays_systems() {
+  static const std::vector<PresetFigures> systems{
+      {"dgx-h200", "H200-SXM-141GB", 450, 63, 4, 8, 400},
+      {"dgx-b200", "B200-SXM-180GB", 900, 63, 4, 8, 400}, // NVLink 5: 1.8 TB/s bidirectional
+      {"aws-p5-48xlarge", "H100-SXM5-80GB", 450, 63, 4, 32, 100}, // 3,200 Gb/s EFA
+      {"aws-p4d-24xlarge", "A100-SXM4-40GB", 300, 31.5, 4, 4, 100},
+      {"aws-p4de-24xlarge", "A100-SXM4-80GB", 300, 31.5, 4, 4, 100},
+      {"gcp-a3-highgpu-8g", "H100-SXM5-80GB", 450, 63, 4, 4, 200},
+      {"gcp-a3-megagpu-8g", "H100-SXM5-80GB", 450, 63, 4, 8, 200},
+      {"azure-nd96asr-v4", "A100-SXM4-40GB", 300, 31.5, 4, 8, 200},
+      {"azure-nd96isr-h100-v5", "H100-SXM5-80GB", 450, 63, 4, 8, 400},
+      {"oci-bm-gpu4-8", "A100-SXM4-40GB", 300, 31.5, 4, 8, 200},
+      {"oci-bm-gpu-h100-8", "H100-SXM5-80GB", 450, 63, 4, 16, 200},
+      {"aws-g6e-48xlarge", "L40S", 0, 31.5, 4, 4, 100},
+      {"pcie-8x-rtx4090", "RTX-4090", 0, 31.5, 0, 1, 100},
+      {"aws-g5-48xlarge", "A10G", 0, 31.5, 4, 1, 100},
+  };
+  return systems;
+}
+
+} // namespace
+
+TEST_CASE("today's systems: NVLink, PCIe and NIC figures land on the right links") {
+  for (const PresetFigures& want : todays_systems()) {
+    INFO(want.name);
+    const Topology t = one_node(want.name);
+    CHECK(t.node(0).gpu_model == want.gpu_model);
+    REQUIRE(t.node(0).gpus.size() == 8);
+    for (VertexId gpu : t.node(0).gpus) {
+      const auto nvlinks = out_links_of_class(t, gpu, LinkClass::nvlink);
+      if (want.nvlink_gbytes_per_second == 0) {
+        CHECK(nvlinks.empty());
+      } else {
+        REQUIRE(nvlinks.size() == 1);
+        CHECK(nvlinks[0]->dst == vertex(t, "node0/nvswitch"));
+        CHECK(nvlinks[0]->bandwidth_bytes_per_second == want.nvlink_gbytes_per_second * 1e9);
+      }
+      CHECK(out_links_of_class(t, gpu, LinkClass::pcie).at(0)->bandwidth_bytes_per_second ==
+            want.pcie_gbytes_per_second * 1e9);
+    }
+    CHECK(count_kind(t, VertexKind::pcie_switch) == static_cast<std::size_t>(want.pcie_switches));
+    REQUIRE(t.node(0).nics.size() == static_cast<std::size_t>(want.nics));
+    for (VertexId nic : t.node(0).nics)
+      CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
+            gbps_to_bytes_per_second(want.nic_gbps));
+  }
+}
+
+TEST_CASE("today's systems: the aggregate NIC rate is the documented one") {
+  const std::map<std::string, double> total_gbps{
+      {"aws-p5-48xlarge", 3200},  {"aws-p4d-24xlarge", 400},       {"gcp-a3-megagpu-8g", 1600},
+      {"azure-nd96asr-v4", 1600}, {"azure-nd96isr-h100-v5", 3200}, {"oci-bm-gpu-h100-8", 3200}};
+  for (const auto& [name, gbps] : total_gbps) {
+    INFO(name);
+    const NodeSpec spec = *find_node_preset(name);
+    CHECK(spec.nics * spec.nic_bytes_per_second == gbps_to_bytes_per_second(gbps));
   }
 }

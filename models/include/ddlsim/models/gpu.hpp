@@ -27,6 +27,12 @@ struct GpuSpec {
   double fp32_flops = 0;              // peak FP32 (CUDA cores), FLOP/s
   double fp16_flops = 0;              // peak FP16 with tensor cores (dense), FLOP/s
   double memory_bytes_per_second = 0; // HBM / GDDR datasheet bandwidth
+  // Datasheet figures the compute model does not use yet (0: the GPU has no such unit): TF32 and
+  // FP8 tensor peaks (dense), and the memory capacity. BF16 runs at the fp16_flops rate on every
+  // GPU listed.
+  double tf32_flops = 0;
+  double fp8_flops = 0;
+  double memory_capacity_bytes = 0;
   // Fraction of the FLOP peak each layer kind reaches, indexed by LayerKind, per precision.
   std::array<double, kLayerKinds> fp32_efficiency{};
   std::array<double, kLayerKinds> fp16_efficiency{};
@@ -37,10 +43,13 @@ struct GpuSpec {
   double topk_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 8; }
 };
 
-// The presets: P100, P40, V100, A10G, A100, H100 (sources in gpu.cpp).
+// The GPU models, by their full names ("A100-SXM4-80GB", "H100-PCIe-80GB", "MI300X"), sorted;
+// each figure's source is in gpu_catalog.cpp.
 std::vector<std::string> gpu_preset_names();
-// The preset named exactly `name`, or the one whose name is a substring of a topology GPU model
-// such as "V100-SXM2-32GB" or "A100-SXM4-80GB". Throws InputError at `where` when none fits.
+// The model called `name`: its full name or one of its short names ("V100", "H200"), ignoring
+// case, a leading "NVIDIA", "Tesla", "GeForce" or "AMD Instinct", and spaces versus dashes
+// ("NVIDIA H100 80GB HBM3" is the H100 SXM5). Anything else throws InputError at `where`
+// listing the known models: no GPU silently gets another GPU's figures.
 GpuSpec find_gpu(std::string_view name, const std::string& where);
 
 struct LayerTimes {

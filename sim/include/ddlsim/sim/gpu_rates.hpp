@@ -27,8 +27,8 @@ inline double local_step_rate(const GpuRates& rates, coll::StepKind kind) {
   return rates.codec_bytes_per_second;
 }
 
-// Rates for a GPU model name such as "V100-SXM2-32GB" or "A100-SXM4-80GB"; an unknown model
-// gets the V100's figures.
+// Rates for a GPU model name such as "V100-SXM2-32GB" or "A100-SXM4-80GB" (any name
+// models::find_gpu knows); an unknown model throws InputError listing the known ones.
 GpuRates gpu_rates(std::string_view gpu_model);
 
 // The rates of ranks 0..ranks-1 (rank r on the topology's r-th GPU), with a calibration's reduce
