@@ -18,11 +18,12 @@ namespace {
 // Efficiency per LayerKind {conv, linear, attention, norm, embedding, pool, elementwise}: the
 // fraction of the FLOP peak that cuDNN/cuBLAS kernels reach on typical training shapes. Norm,
 // embedding, pool and elementwise layers are memory-bound, so their FLOP efficiency barely
-// matters (the roofline takes the memory time). Calibrated so that ResNet-50 on one V100
-// gives about 370 images/s in FP32 and 1,300 in mixed precision (NVIDIA DeepLearningExamples,
-// PyTorch ResNet-50 v1.5 training performance on DGX-1 V100), and BERT-Large about 2.5x faster
-// in mixed precision than in FP32 on V100 (same source, BERT). Calibrate from measurements by
-// editing these (the `gpu` object of a training workload overrides them per scenario).
+// matters (the roofline takes the memory time). Chosen aiming at ResNet-50 on one V100 at about
+// 370 images/s in FP32 and 1,300 in mixed precision (NVIDIA DeepLearningExamples, PyTorch
+// ResNet-50 v1.5 training performance on DGX-1 V100), and BERT-Large about 2.5x faster in mixed
+// precision than in FP32 on V100 (same source, BERT). The model falls short of the first: it gives
+// 334 images/s in FP32 and 1,058 in FP16 at batch 64 (docs/training.md has the scenario). The
+// `gpu` object of a training workload overrides these per scenario.
 constexpr std::array<double, kLayerKinds> kFp32Efficiency{0.65, 0.75, 0.55, 0.5, 0.5, 0.5, 0.5};
 constexpr std::array<double, kLayerKinds> kFp16Efficiency{0.32, 0.45, 0.3, 0.5, 0.5, 0.5, 0.5};
 constexpr Picoseconds kKernelOverhead = 4 * kPsPerUs; // PyTorch eager dispatch + launch per op

@@ -5,7 +5,7 @@
 // one, tried first: it computes each step's times from its dependencies program by program,
 // without an event queue, and times event-driven only the transfers on link classes where it
 // found sharing (simulate_dependency_order below). The second was 1.3 to 2.5 times faster on the
-// 4k and 16k-rank benchmarks (README, Benchmarks).
+// 4k and 16k-rank benchmarks (docs/benchmarks.md).
 //
 // What it models: a transfer waits out its path latency (sum of link latencies) plus the
 // per-step overhead, then moves its bytes at the max-min fair share of every link it crosses

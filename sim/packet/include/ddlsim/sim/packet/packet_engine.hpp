@@ -9,7 +9,7 @@
 // switch ports have finite buffers, priority classes, ECN marking and a drop policy, or PFC;
 // ports inside a server are lossless. The receive completes when all its bytes arrived (or
 // 1 - loss_bound of them for loss-tolerant messages), plus the reduction for a recv_reduce.
-// What it models and what it does not is listed in the README ("Packet engine").
+// What it models and what it does not is listed in docs/engines.md ("Packet engine").
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
