@@ -1,5 +1,5 @@
-// The zoo files compiled into the library (generated from models/zoo/*.json by cmake/embed_json.cmake),
-// so that a model is found by name from any directory.
+// The zoo files compiled into the library (generated from models/zoo/*.json by
+// cmake/embed_json.cmake), so that a model is found by name from any directory.
 #pragma once
 
 #include <optional>

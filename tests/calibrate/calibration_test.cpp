@@ -4,8 +4,8 @@
 #include "ddlsim/calibrate/real_report.hpp"
 #include "ddlsim/calibrate/validation.hpp"
 #include "ddlsim/core/input_error.hpp"
-#include "error_of.hpp"
 #include "ddlsim/scenario/scenario.hpp"
+#include "error_of.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 #include "ddlsim/core/input_error.hpp"
-#include "error_of.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/core/suggest.hpp"
+#include "error_of.hpp"
 
 #include <catch2/catch.hpp>
 

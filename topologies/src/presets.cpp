@@ -35,8 +35,8 @@ NodeSpec parse_node_preset(std::string_view name, std::string_view text) {
   const JsonValue root(json, origin + "#");
   JsonObject object = root.object();
   if (object.required("name").non_empty_string() != name)
-    throw InputError(object.child_path("name"), "must be the file's name, \"" +
-                                                    std::string(name) + "\"");
+    throw InputError(object.child_path("name"),
+                     "must be the file's name, \"" + std::string(name) + "\"");
   object.required("description").non_empty_string();
   const JsonValue node_value = object.required("node");
   check_sources(node_value, object.required("sources"));

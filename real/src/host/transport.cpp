@@ -39,8 +39,8 @@ void set_nonblocking(int fd) {
 // kernel caps it at net.core.{w,r}mem_max. On loopback, Reno rather than the system's default
 // (BBR here): BBR paces a burst out through kernel timers, which a loaded machine serves late
 // (with the 8 MiB buffers: 4-16 MiB ring all-reduce medians 18-28% below the old build, see
-// docs/benchmarks.md, the host backend against its peers); emulated links keep the default, whose behaviour against tc's shaping
-// the emulation figures measured.
+// docs/benchmarks.md, the host backend against its peers); emulated links keep the default, whose
+// behaviour against tc's shaping the emulation figures measured.
 void size_buffers(int fd, const std::string& address) {
   const int bytes = 8 << 20;
   setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);

@@ -4,8 +4,8 @@
 #include "ddlsim/collectives/dump.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
-#include "make_call.hpp"
 #include "ddlsim/real/host_backend.hpp"
+#include "make_call.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -170,7 +170,8 @@ TEST_CASE("host: a schedule loaded from its JSON dump runs and checks") {
 TEST_CASE("host: above the check limit the run is reported unchecked, not wrong") {
   HostOptions options = quick();
   options.check_limit_bytes = 0;
-  const HostRun run = run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 1000)), options);
+  const HostRun run =
+      run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 1000)), options);
   INFO(run.error);
   CHECK(run.ok);
   CHECK_FALSE(run.checked);
@@ -218,7 +219,8 @@ TEST_CASE("host: a rank that stalls makes its peers time out naming the waiting 
   HostOptions options = quick(HostMode::processes);
   options.timeout = std::chrono::milliseconds(500);
   options.fault = {HostFault::Kind::stall, 1, 2};
-  const HostRun run = run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 3000)), options);
+  const HostRun run =
+      run_host(Schedule::make(make_valid_call(Op::all_reduce, "ring", 3, 3000)), options);
   INFO(run.error);
   CHECK_FALSE(run.ok);
   CHECK_THAT(run.error, Catch::Contains("no progress for 500 ms") && Catch::Contains("step") &&

@@ -7,8 +7,8 @@
 #include "ddlsim/collectives/reference.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
-#include "make_call.hpp"
 #include "ddlsim/real/p2p_rounds.hpp"
+#include "make_call.hpp"
 
 #include "dtype.hpp"
 #include "host_kernels.hpp"
