@@ -14,6 +14,8 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 
+#include "generator_schedule.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -147,25 +149,9 @@ topo::Topology uneven_star(int p) {
 std::optional<coll::Schedule> make_schedule(coll::Op op, const coll::Algorithm& algorithm,
                                             int ranks, std::uint64_t bytes, int chunks,
                                             int channels) {
-  coll::CollectiveCall call;
-  call.op = op;
-  call.ranks = ranks;
-  call.bytes = bytes;
-  call.algorithm = std::string(algorithm.name());
-  call.params.chunks = chunks;
-  call.params.channels = channels;
-  const bool rooted =
-      op == coll::Op::broadcast || op == coll::Op::reduce || op == coll::Op::send_recv;
-  if (rooted && ranks > 2) call.root = 1;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    coll::CollectiveCall tried = call;
-    if (attempt == 1 && ranks % 2 == 0) tried.params.group_sizes = {2, ranks / 2};
-    if (attempt == 2) tried.params.servers = ranks > 1 ? 2 : 1;
-    try {
-      return coll::Schedule::make(tried);
-    } catch (const InputError&) {}
-  }
-  return std::nullopt;
+  coll::CollectiveCall call =
+      test_support::generator_call(op, algorithm, ranks, bytes, chunks, channels);
+  return test_support::schedule_with_needed_params(call);
 }
 
 // Both evaluations of `schedule` replayed on the shared rules; returns how many evaluations ran.

@@ -11,6 +11,8 @@
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/presets.hpp"
 
+#include "generator_schedule.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -55,29 +57,10 @@ std::optional<coll::Schedule> make_schedule(const topo::Topology& topology, coll
                                             const coll::Algorithm& algorithm, int ranks,
                                             std::uint64_t bytes, int chunks, int channels,
                                             coll::CollectiveCall& call) {
-  call = coll::CollectiveCall{};
-  call.op = op;
-  call.ranks = ranks;
-  call.bytes = bytes;
-  call.algorithm = std::string(algorithm.name());
-  call.params.chunks = chunks;
-  call.params.channels = channels;
+  call = test_support::generator_call(op, algorithm, ranks, bytes, chunks, channels);
   for (int r = 0; r < ranks; ++r)
     call.node_of_rank.push_back(topology.vertex(topology.gpus()[std::size_t(r)]).node);
-  const bool rooted =
-      op == coll::Op::broadcast || op == coll::Op::reduce || op == coll::Op::send_recv;
-  if (rooted && ranks > 2) call.root = 1;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    coll::CollectiveCall tried = call;
-    if (attempt == 1 && ranks % 2 == 0) tried.params.group_sizes = {2, ranks / 2};
-    if (attempt == 2) tried.params.servers = ranks > 1 ? 2 : 1;
-    try {
-      coll::Schedule schedule = coll::Schedule::make(tried);
-      call = tried;
-      return schedule;
-    } catch (const InputError&) {}
-  }
-  return std::nullopt;
+  return test_support::schedule_with_needed_params(call);
 }
 
 std::string describe(const coll::CollectiveCall& call) {

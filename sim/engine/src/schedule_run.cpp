@@ -22,15 +22,22 @@ Options shared_options(const EngineSpec& spec, const CommonOptions& common, bool
   return options;
 }
 
-EngineResult common_result(CollectiveTiming&& timing) {
+// The fields every engine's timing has (CollectiveTiming or packet::PacketTiming).
+template <class Timing> EngineResult common_result(Timing&& timing) {
   EngineResult result;
   result.complete = timing.complete;
   result.time = timing.time;
   result.steps = timing.steps;
   result.transfers = timing.transfers;
   result.bytes_sent = timing.bytes_sent;
-  result.peak_flows_per_link = timing.peak_flows_per_link;
   result.steps_recorded = std::move(timing.steps_recorded);
+  return result;
+}
+
+EngineResult common_result(CollectiveTiming&& timing) {
+  const std::size_t peak_flows_per_link = timing.peak_flows_per_link;
+  EngineResult result = common_result<CollectiveTiming>(std::move(timing));
+  result.peak_flows_per_link = peak_flows_per_link;
   return result;
 }
 
@@ -85,16 +92,12 @@ struct ScheduleRun {
     options.spec = packet_spec;
     options.record_queues = common.record_counters;
     packet::PacketTiming timing = packet::simulate_packet(topology, router, schedule, options);
-    EngineResult result;
-    result.complete = timing.complete;
-    result.time = timing.time;
-    result.steps = timing.steps;
-    result.transfers = timing.transfers;
-    result.bytes_sent = timing.bytes_sent;
-    result.details.json = packet::packet_details(timing, topology);
-    result.details.summary = packet::packet_summary(timing, topology);
-    add_queue_counters(timing.queue_samples, topology, result.details);
-    result.steps_recorded = std::move(timing.steps_recorded);
+    EngineDetails details;
+    details.json = packet::packet_details(timing, topology);
+    details.summary = packet::packet_summary(timing, topology);
+    add_queue_counters(timing.queue_samples, topology, details);
+    EngineResult result = common_result(std::move(timing));
+    result.details = std::move(details);
     hand_over_steps(result, common, on_step);
     return result;
   }
