@@ -5,6 +5,7 @@
 #include "ddlsim/core/input_error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -120,14 +121,47 @@ std::pair<int, int> model_parallel_range(const Model& model, const std::string& 
   return {first, last};
 }
 
+// The layer times of one GPU from the job's compute source (measured_compute.hpp); a measured
+// throughput is applied by scale_to_throughput once the whole program is known.
+std::vector<LayerTimes> layer_times_of(const Model& model, const GpuSpec& gpu, Precision precision,
+                                       int batch, double speed, const MeasuredCompute& compute) {
+  std::vector<LayerTimes> times;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    const LayerProfile* profile = compute.profile.get();
+    if (compute.source == ComputeSource::layer_profile && profile->layers[l]) {
+      // Profiled at profile->batch samples: linear in the batch, slowed by 1/speed.
+      const double factor = static_cast<double>(batch) / profile->batch / speed;
+      const LayerTimes measured = *profile->layers[l];
+      times.push_back({static_cast<Picoseconds>(std::llround(measured.forward * factor)),
+                       static_cast<Picoseconds>(std::llround(measured.backward * factor))});
+    } else {
+      times.push_back(layer_times(model.layers[l], gpu, precision, batch, speed));
+    }
+  }
+  return times;
+}
+
+// Scales every step so that the program takes samples / throughput (slowed by 1/speed): the
+// roofline's proportions between layers stay, its absolute speed is the measurement's.
+void scale_to_throughput(ComputeProfile& profile, int samples, double samples_per_second) {
+  const double target = static_cast<double>(samples) / (samples_per_second * profile.speed) *
+                        static_cast<double>(kPsPerSecond);
+  Picoseconds total = 0;
+  for (const ComputeStep& step : profile.steps) total += step.duration;
+  if (total <= 0) return;
+  const double factor = target / static_cast<double>(total);
+  for (ComputeStep& step : profile.steps)
+    step.duration = static_cast<Picoseconds>(std::llround(step.duration * factor));
+}
+
 ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision, int batch,
-                            double speed, int accumulation, std::pair<int, int> model_parallel) {
+                            double speed, int accumulation, std::pair<int, int> model_parallel,
+                            const MeasuredCompute& compute, double samples_per_second) {
   ComputeProfile profile;
   profile.batch = batch;
   profile.speed = speed;
-  std::vector<LayerTimes> times;
-  for (const Layer& layer : model.layers)
-    times.push_back(layer_times(layer, gpu, precision, batch, speed));
+  const std::vector<LayerTimes> times =
+      layer_times_of(model, gpu, precision, batch, speed, compute);
   const int layers = static_cast<int>(model.layers.size());
   const int mp_last = model_parallel.second;
   for (int a = 0; a < accumulation; ++a) {
@@ -147,8 +181,12 @@ ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision pr
       updated +=
           std::min<std::uint64_t>(layer.parameters, static_cast<std::uint64_t>(batch) *
                                                         accumulation * layer.activation_bytes / 4);
-  profile.steps.push_back(
-      {optimizer_time(updated, gpu, precision, speed), -1, false, accumulation - 1, -1});
+  Picoseconds optimizer = optimizer_time(updated, gpu, precision, speed);
+  if (compute.source == ComputeSource::layer_profile && compute.profile->optimizer)
+    optimizer = static_cast<Picoseconds>(std::llround(*compute.profile->optimizer / speed));
+  profile.steps.push_back({optimizer, -1, false, accumulation - 1, -1});
+  if (compute.source == ComputeSource::measured_throughput)
+    scale_to_throughput(profile, batch * accumulation, samples_per_second);
   for (const ComputeStep& step : profile.steps) profile.compute += step.duration;
   return profile;
 }
@@ -245,6 +283,19 @@ void check_job(const JobSpec& job, const std::string& where) {
   }
   if (job.framework.accumulation_steps < 1)
     throw InputError(where, "accumulation_steps must be at least 1");
+  const MeasuredCompute& compute = job.compute;
+  if (compute.source == ComputeSource::measured_throughput) {
+    if (compute.samples_per_second.size() != n)
+      throw InputError(where, "the measured 1-GPU throughput needs one entry per GPU of the job (" +
+                                  std::to_string(n) + ")");
+    for (double x : compute.samples_per_second)
+      if (!(x > 0) || !std::isfinite(x))
+        throw InputError(where, "every measured 1-GPU throughput must be a positive number");
+  }
+  if (compute.source == ComputeSource::layer_profile &&
+      (!compute.profile || compute.profile->layers.size() != job.model->layers.size() ||
+       compute.profile->batch < 1))
+    throw InputError(where, "the layer profile does not match model " + job.model->name);
 }
 
 } // namespace
@@ -307,16 +358,19 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
     const int n = static_cast<int>(spec.gpus.size());
     const int accumulation = spec.framework.accumulation_steps;
     const std::pair<int, int> model_parallel = model_parallel_range(model, where);
-    // Profiles: one per distinct (GPU model, speed, batch).
-    std::map<std::tuple<std::string, double, int>, int> index;
+    // Profiles: one per distinct (GPU model, speed, batch, measured throughput).
+    std::map<std::tuple<std::string, double, int, double>, int> index;
     for (int i = 0; i < n; ++i) {
+      const double measured = spec.compute.source == ComputeSource::measured_throughput
+                                  ? spec.compute.samples_per_second[std::size_t(i)]
+                                  : 0.0;
       const auto key = std::make_tuple(spec.gpu[std::size_t(i)].name, spec.speed[std::size_t(i)],
-                                       spec.batch[std::size_t(i)]);
+                                       spec.batch[std::size_t(i)], measured);
       auto [it, added] = index.emplace(key, static_cast<int>(job.profiles.size()));
       if (added)
         job.profiles.push_back(make_profile(model, spec.gpu[std::size_t(i)], spec.precision,
                                             spec.batch[std::size_t(i)], spec.speed[std::size_t(i)],
-                                            accumulation, model_parallel));
+                                            accumulation, model_parallel, spec.compute, measured));
       job.profile_of_gpu.push_back(it->second);
       job.samples_per_iteration += spec.batch[std::size_t(i)] * accumulation;
       const int g = spec.gpus[std::size_t(i)];

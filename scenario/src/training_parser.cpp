@@ -20,7 +20,7 @@ constexpr std::array kJobKeys{"name",          "model",
                               "framework",     "algorithm",
                               "params",        "compression",
                               "adasum",        "parameter_servers",
-                              "communicate"};
+                              "communicate",   "compute"};
 
 struct ClusterGpus {
   std::vector<std::string> model; // per global rank
@@ -77,6 +77,44 @@ models::GpuSpec parse_gpu(const JsonValue& value) {
   }
   object.finish();
   return gpu;
+}
+
+// "compute": where the job's compute times come from (models/measured_compute.hpp); without
+// it, the roofline.
+models::MeasuredCompute parse_compute(const JsonValue& value, const models::JobSpec& job,
+                                      const std::filesystem::path& base_dir) {
+  models::MeasuredCompute compute;
+  JsonObject object = value.object();
+  const std::optional<JsonValue> throughput = object.optional("single_gpu_samples_per_second");
+  const std::optional<JsonValue> profile = object.optional("layer_times");
+  if (throughput.has_value() == profile.has_value())
+    value.fail("give exactly one of \"single_gpu_samples_per_second\" (the samples/s one GPU "
+               "measured alone at this batch and precision) or \"layer_times\" (a .csv or "
+               "Chrome-trace .json of per-layer times)");
+  if (throughput) {
+    compute.source = models::ComputeSource::measured_throughput;
+    compute.samples_per_second = per_gpu<double>(
+        *throughput, job.gpus.size(), [](const JsonValue& x) { return x.positive_number(1e9); });
+    if (auto b = object.optional("batch"))
+      b->fail("\"batch\" applies to \"layer_times\"; the measured throughput is at the job's "
+              "batch_per_gpu");
+  } else {
+    compute.source = models::ComputeSource::layer_profile;
+    auto loaded = std::make_shared<models::LayerProfile>(models::load_layer_profile(
+        profile->non_empty_string(), base_dir, *job.model, profile->path()));
+    if (auto b = object.optional("batch")) {
+      loaded->batch = static_cast<int>(b->integer(1, 1 << 20));
+    } else {
+      for (int batch : job.batch)
+        if (batch != job.batch.front())
+          value.fail("the GPUs have different batches: give \"batch\", the samples per GPU "
+                     "the layer times were measured at");
+      loaded->batch = job.batch.front();
+    }
+    compute.profile = std::move(loaded);
+  }
+  object.finish();
+  return compute;
 }
 
 models::FrameworkSpec parse_framework(const JsonValue& value) {
@@ -168,10 +206,14 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vect
                         ? models::Precision::fp16
                         : models::Precision::fp32;
   if (auto v = object.optional("balance"); v && v->boolean()) {
+    if (object.has("compute"))
+      v->fail("balancing splits the batch by the roofline's speeds; with a measured \"compute\" "
+              "give batch_per_gpu per GPU instead");
     int sum = 0;
     for (int b : job.batch) sum += b;
     job.batch = models::balanced_batches(*job.model, job.gpu, job.speed, job.precision, sum);
   }
+  if (auto v = object.optional("compute")) job.compute = parse_compute(*v, job, base_dir);
   if (auto v = object.optional("framework")) job.framework = parse_framework(*v);
   std::optional<JsonValue> algorithm = object.optional("algorithm");
   if (algorithm) job.algorithm = algorithm->non_empty_string();

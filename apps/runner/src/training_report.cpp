@@ -56,6 +56,10 @@ std::string describe_job(const models::JobSpec& job) {
   std::string text = job.model->name + " on " + gpus + ", " + batch + ", " +
                      std::string(models::to_string(job.precision)) + ", " +
                      describe_framework(job.framework);
+  // The roofline is the default and says nothing, so that reports of jobs without a
+  // measurement stay as they were.
+  if (job.compute.source != models::ComputeSource::roofline)
+    text += ", compute from " + models::describe(job.compute, *job.model);
   if (!job.communicate) return text + ", no communication";
   text += ", all-reduce " + job.algorithm;
   if (job.compression != models::Compression::none)
@@ -124,6 +128,10 @@ Json to_json(const Scenario& scenario, const std::string& label,
                 {"single_gpu_samples_per_second", it.single_gpu_samples_per_second},
                 {"scaling_efficiency", it.scaling_efficiency},
                 {"per_gpu", gpus}};
+    if (spec.compute.source != models::ComputeSource::roofline) {
+      job["compute_source"] = models::to_string(spec.compute.source);
+      job["compute_source_detail"] = models::describe(spec.compute, *spec.model);
+    }
     if (scenario.workload.training.dataset_samples > 0)
       job["seconds_to_train"] = it.seconds_to_train(scenario.workload.training.epochs,
                                                     scenario.workload.training.dataset_samples);

@@ -30,6 +30,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/models/gpu.hpp"
+#include "ddlsim/models/measured_compute.hpp"
 #include "ddlsim/models/zoo.hpp"
 
 #include <memory>
@@ -73,6 +74,8 @@ struct JobSpec {
   Compression compression = Compression::none; // selects topk / coarse_sparse when not "auto"
   bool adasum = false;                         // reduction = adasum (recursive doubling)
   bool communicate = true; // false: compute only (the no-communication baseline)
+  // Where compute times come from (measured_compute.hpp): the roofline unless the user measured.
+  MeasuredCompute compute;
 };
 
 // A collective of the iteration, on the job's communicator (local ranks 0..n-1).
