@@ -43,18 +43,16 @@ const models::Model& resnet50() {
 TEST_CASE("given its measured 1-GPU throughput one GPU simulates exactly that throughput") {
   for (const char* precision : {"fp32", "fp16"})
     for (double measured : {367.0, 1200.0, 55.5}) {
-      const TrainingRun run = run_training(
-          cluster(1, 25,
-                  R"("model": "resnet50", "batch_per_gpu": 128, "precision": ")" +
-                      std::string(precision) +
-                      R"(", "compute": {"single_gpu_samples_per_second": )" +
-                      std::to_string(measured) + "}"));
+      const TrainingRun run = run_training(cluster(
+          1, 25,
+          R"("model": "resnet50", "batch_per_gpu": 128, "precision": ")" + std::string(precision) +
+              R"(", "compute": {"single_gpu_samples_per_second": )" + std::to_string(measured) +
+              "}"));
       CHECK(run.jobs.at(0).samples_per_second == Approx(measured).epsilon(1e-6));
       CHECK(run.jobs.at(0).single_gpu_samples_per_second == Approx(measured).epsilon(1e-6));
     }
   // With accumulation steps the samples of one iteration are counted whole.
-  const TrainingRun run =
-      run_training(cluster(1, 25, R"("model": "bert_large", "batch_per_gpu": 8,
+  const TrainingRun run = run_training(cluster(1, 25, R"("model": "bert_large", "batch_per_gpu": 8,
           "framework": {"type": "ddp", "accumulation_steps": 4},
           "compute": {"single_gpu_samples_per_second": 50})"));
   CHECK(run.jobs.at(0).samples_per_second == Approx(50).epsilon(1e-6));
@@ -65,16 +63,16 @@ TEST_CASE("a measured throughput keeps the roofline's proportions and sets the s
   const TrainingRun roofline = run_training(cluster(4, 25, base));
   const double alone = roofline.jobs.at(0).single_gpu_samples_per_second / 4;
   // Twice the roofline's speed: every compute step takes half as long.
-  const TrainingRun fast = run_training(cluster(
-      4, 25, base + R"(, "compute": {"single_gpu_samples_per_second": )" +
-                 std::to_string(2 * alone) + "}"));
+  const TrainingRun fast =
+      run_training(cluster(4, 25,
+                           base + R"(, "compute": {"single_gpu_samples_per_second": )" +
+                               std::to_string(2 * alone) + "}"));
   CHECK(fast.jobs.at(0).max_compute == Approx(roofline.jobs.at(0).max_compute / 2.0).epsilon(1e-6));
   CHECK(fast.jobs.at(0).single_gpu_samples_per_second == Approx(8 * alone).epsilon(1e-6));
   // Faster compute leaves less backward to hide communication behind: efficiency cannot rise.
   CHECK(fast.jobs.at(0).scaling_efficiency <= roofline.jobs.at(0).scaling_efficiency + 1e-12);
   // Per-GPU measurements: each GPU takes its own.
-  const TrainingRun mixed = run_training(cluster(
-      2, 25, R"("model": "resnet50", "batch_per_gpu": 64,
+  const TrainingRun mixed = run_training(cluster(2, 25, R"("model": "resnet50", "batch_per_gpu": 64,
                 "compute": {"single_gpu_samples_per_second": [100, 200]})"));
   CHECK(mixed.jobs.at(0).single_gpu_samples_per_second == Approx(300).epsilon(1e-6));
   CHECK(mixed.jobs.at(0).gpus.at(0).compute ==
@@ -89,7 +87,7 @@ TEST_CASE("a CSV of layer times puts each layer's measured time into the iterati
                                                     "optimizer,0,4000\n");
   const std::string workload = R"("model": "resnet50", "batch_per_gpu": 64, "communicate": false)";
   const Scenario profiled =
-      load_text(cluster(1, 25, workload + R"(, "compute": {"layer_times": ")" + csv + "\"}}"));
+      load_text(cluster(1, 25, workload + R"(, "compute": {"layer_times": ")" + csv + "\"}"));
   const models::TrainingPlan plan = models::plan_training(profiled.workload.training.jobs);
   const models::ComputeProfile& profile = plan.jobs.at(0).profiles.at(0);
   const models::TrainingPlan roofline =
@@ -112,7 +110,7 @@ TEST_CASE("a CSV of layer times puts each layer's measured time into the iterati
   }
   // Measured at batch 32, run at 64: twice the time.
   const Scenario half = load_text(
-      cluster(1, 25, workload + R"(, "compute": {"layer_times": ")" + csv + R"(", "batch": 32}})"));
+      cluster(1, 25, workload + R"(, "compute": {"layer_times": ")" + csv + R"(", "batch": 32})"));
   const models::TrainingPlan half_plan = models::plan_training(half.workload.training.jobs);
   CHECK(half_plan.jobs.at(0).profiles.at(0).steps.at(0).duration == 2000 * kPsPerUs);
   // The iteration's compute is the sum, and the report can say where it came from.
@@ -145,11 +143,12 @@ TEST_CASE("measured compute errors name the key, the file and line, and the fix"
   const std::string base = R"("model": "resnet50", "batch_per_gpu": 64)";
   CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {})")),
              Catch::Contains("/workload/compute") && Catch::Contains("exactly one"));
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": 0})")),
-             Catch::Contains("/workload/compute/single_gpu_samples_per_second"));
   CHECK_THAT(
-      error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": [1, 2, 3]})")),
-      Catch::Contains("one per GPU"));
+      error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": 0})")),
+      Catch::Contains("/workload/compute/single_gpu_samples_per_second"));
+  CHECK_THAT(error_of(cluster(
+                 2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": [1, 2, 3]})")),
+             Catch::Contains("one per GPU"));
   CHECK_THAT(error_of(cluster(2, 25, base + R"(, "balance": true,
                                   "compute": {"single_gpu_samples_per_second": 300})")),
              Catch::Contains("/workload/balance"));
