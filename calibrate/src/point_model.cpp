@@ -5,6 +5,7 @@
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/router.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace ddlsim::calib {
@@ -26,8 +27,8 @@ std::string PointModel::choice_model() const {
   std::string text = "NCCL chose the algorithm: modelled as NCCL's tuner does, the fastest of Ring "
                      "(ddlsim `ring`)";
   if (nodes_ > 1 && gpus_per_node_ > 1)
-    text += " and, for all-reduce, Tree (ddlsim `torus2d` {" + std::to_string(gpus_per_node_) +
-            ", " + std::to_string(nodes_) + "}: n bytes per node each way over all NICs)";
+    text += " and, for all-reduce, Tree (ddlsim `nccl_tree` on " +
+            std::to_string(2 * gpus_per_node_) + " channels in 512 KiB chunks)";
   text += ", under each calibrated protocol";
   return text;
 }
@@ -63,9 +64,18 @@ std::vector<coll::CollectiveCall> PointModel::candidates(const MeasuredPoint& po
   const int used_nodes = call.node_of_rank.empty() ? 0 : call.node_of_rank.back() + 1;
   if (point.op == coll::Op::all_reduce && gpus_per_node_ > 1 && used_nodes > 1 &&
       point.ranks == used_nodes * gpus_per_node_) {
+    // NCCL's Tree (point_model.hpp): one search channel per GPU (rail), duplicated onto the two
+    // trees (src/graph/connect.cc), so 2L channels; each pipelined in NCCL's Simple Tree chunks
+    // of one 512 KiB step (4 MiB buffer / NCCL_STEPS = 8, src/enqueue.cc, src/init.cc).
+    constexpr std::uint64_t kTreeChunkBytes = 512 * 1024;
+    // A bound on the simulation's size, not a model constant: past it chunks grow instead.
+    constexpr std::uint64_t kMaxTreeChunks = 64;
     coll::CollectiveCall tree = call;
-    tree.algorithm = "torus2d";
-    tree.params.group_sizes = {gpus_per_node_, used_nodes};
+    tree.algorithm = "nccl_tree";
+    tree.params.channels = 2 * gpus_per_node_;
+    const std::uint64_t per_channel = point.bytes / std::uint64_t(tree.params.channels);
+    tree.params.chunks = static_cast<int>(std::clamp<std::uint64_t>(
+        (per_channel + kTreeChunkBytes - 1) / kTreeChunkBytes, 1, kMaxTreeChunks));
     calls.push_back(tree);
   }
   return calls;

@@ -17,6 +17,7 @@ const auto& registry() {
       &gen::all_reduce_recursive_doubling(),
       &gen::all_reduce_rabenseifner(),
       &gen::all_reduce_double_binary_tree(),
+      &gen::all_reduce_nccl_tree(),
       &gen::all_reduce_torus2d(),
       &gen::all_reduce_hierarchical(),
       &gen::all_reduce_blueconnect(),

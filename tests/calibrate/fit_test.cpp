@@ -143,8 +143,8 @@ TEST_CASE("NCCL's choice model takes the faster protocol per size and says which
   const std::vector<Prediction> predicted = model.predict(c, points);
   CHECK(predicted.front().protocol == "ll");
   CHECK(predicted.back().protocol == "simple");
-  // 2 nodes of 2 GPUs: Tree (torus2d) is a candidate for all-reduce.
-  CHECK_THAT(model.choice_model(), Catch::Contains("torus2d"));
+  // 2 nodes of 2 GPUs: Tree (nccl_tree) is a candidate for all-reduce.
+  CHECK_THAT(model.choice_model(), Catch::Contains("nccl_tree"));
   for (std::size_t i = 1; i < predicted.size(); ++i)
     CHECK(predicted[i].seconds >= predicted[i - 1].seconds);
 }

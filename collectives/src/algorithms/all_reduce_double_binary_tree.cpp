@@ -28,55 +28,17 @@
 //   ≈ 2(⌈lg p⌉ + C)α + 2n·β + n·γ,
 // and unpipelined (C = 1) about 2⌈lg p⌉(α + n/2·β) + ⌈lg p⌉·n·γ (each hop moves a half, and
 // an inner vertex's two children share its link). avg: each root scales its chunks.
-#include "phases.hpp"
 #include "registry.hpp"
+#include "tree.hpp"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 
 namespace ddlsim::coll::gen {
 
 namespace {
 
-// NCCL's binary tree on virtual ranks 0..p-1 (ncclGetBtree): -1 where there is none.
-struct Btree {
-  int parent = -1, child0 = -1, child1 = -1;
-};
-Btree btree(int p, int v) {
-  Btree t;
-  if (v == 0) {
-    if (p > 1) t.child1 = int(std::bit_ceil(unsigned(p)) >> 1);
-    return t;
-  }
-  const int bit = v & -v;
-  t.parent = (v ^ bit) | (bit << 1);
-  if (t.parent >= p) t.parent = v ^ bit;
-  int low = bit >> 1;
-  if (low == 0) return t;
-  t.child0 = v - low;
-  while (low > 0 && v + low >= p) low >>= 1;
-  if (low > 0) t.child1 = v + low;
-  return t;
-}
-int depth(int p, int v) {
-  int d = 0;
-  for (; v != 0; ++d) v = btree(p, v).parent;
-  return d;
-}
-// Height of v's subtree: its left subtree is always complete, so log2 of v's lowest set bit.
-int height(int p, int v) {
-  return v == 0 ? std::bit_width(std::bit_ceil(unsigned(p))) - 1 : std::countr_zero(unsigned(v));
-}
-
-// This rank's neighbours in one tree: where its partial sums go (-1 at the root) and the ranks
-// it reduces from and broadcasts to (its chain successor, then its child nodes' heads).
-struct TreeLinks {
-  int up = -1;
-  std::array<int, 3> down{-1, -1, -1}; // an array: an initializer_list cannot cross co_yield
-  int lag = 0;
-};
-
+// This rank's neighbours in one tree: the chain inside its node (local L-1 -> ... -> 0) and, at
+// the head (local 0), the heads of its parent and child nodes in tree `tree`.
 TreeLinks tree_links(const CollectiveCall& call, int rank, int tree) {
   const NodeOf node = node_of(call, rank);
   const int local = rank - node.first, N = node.nodes;
@@ -95,75 +57,8 @@ TreeLinks tree_links(const CollectiveCall& call, int rank, int tree) {
     links.down[1] = head(t.child0);
     links.down[2] = head(t.child1);
   }
-  links.lag = height(N, 0) + depth(N, v) - height(N, v) + 2 * local;
+  links.lag = tree_height(N, 0) + tree_depth(N, v) - tree_height(N, v) + 2 * local;
   return links;
-}
-
-StepStream double_binary_tree(Shape s, int channels, TreeLinks links) {
-  Program prog(s.channel);
-  const int tree = s.channel % 2, C = s.chunks;
-  const ElementRange half = sub(sub(s.all(), std::uint64_t(channels), std::uint64_t(s.channel / 2)),
-                                2, std::uint64_t(tree));
-  const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
-  auto slot = [&s](int k, ElementRange range) {
-    return Place{Buffer::scratch, std::uint64_t(k) * s.n * s.e, s.e}.at(range);
-  };
-  const int parent = links.up, lag = links.lag;
-  const std::array<int, 3> kids = links.down;
-  const int children = int(std::count_if(kids.begin(), kids.end(), [](int k) { return k >= 0; }));
-  const bool root = parent < 0;
-  if (root && children == 0) { // one rank
-    co_yield prog.emit(copy_step(in.at(half), out.at(half)));
-    co_return;
-  }
-  // Steps per chunk of each phase, so that step indices of earlier chunks are arithmetic.
-  const int extra = std::max(0, children - 1); // children received into scratch
-  const int up_steps = children + extra + (root ? (s.avg() ? 1 : 0) : 1);
-  const int down_steps = (root ? 0 : 1) + children;
-  // The last step of chunk j's reduce: its send up, or at the root the finished chunk.
-  auto reduce_end = [=](int j) {
-    return std::uint32_t(j * up_steps + std::max(0, j - lag) * down_steps + up_steps - 1);
-  };
-  auto piece = [half, C](int j) { return sub(half, std::uint64_t(C), std::uint64_t(j)); };
-
-  for (int i = 0; i < C + lag; ++i) {
-    if (i < C) { // reduce chunk i toward the root
-      const BufferRange mine = in.at(piece(i)), acc = out.at(piece(i));
-      // The first child is added as it arrives; the others land in scratch slots (indexed like
-      // the buffer, one per extra child) at the same time and are added locally.
-      std::uint32_t last = kNoStep;
-      std::array<std::uint32_t, 3> got{kNoStep, kNoStep, kNoStep};
-      int received = 0;
-      for (int child : kids) {
-        if (child < 0) continue;
-        if (received == 0)
-          co_yield prog.emit(recv_reduce_step(child, mine, acc));
-        else
-          co_yield prog.emit(recv_step(child, slot(received - 1, piece(i))));
-        got[std::size_t(received++)] = prog.last();
-      }
-      last = got[0];
-      for (int k = 1; k < received; ++k) {
-        co_yield prog.emit(reduce_step(slot(k - 1, piece(i)), acc), last, got[std::size_t(k)]);
-        last = prog.last();
-      }
-      const bool have = received > 0;
-      if (root && s.avg()) co_yield prog.emit(scale_step(acc, 1.0 / s.p), last);
-      if (!root) co_yield prog.emit(send_step(parent, have ? acc : mine), last);
-    }
-    if (i >= lag) { // broadcast chunk j down
-      const int j = i - lag;
-      const BufferRange acc = out.at(piece(j));
-      std::uint32_t ready = reduce_end(j);
-      if (!root) {
-        // Overwrites the output the send up read (a leaf sent its input: no wait).
-        co_yield prog.emit(recv_step(parent, acc), children > 0 ? ready : kNoStep);
-        ready = prog.last();
-      }
-      for (int child : kids)
-        if (child >= 0) co_yield prog.emit(send_step(child, acc), ready);
-    }
-  }
 }
 
 class DoubleBinaryTree final : public PhasedGenerator {
@@ -186,16 +81,16 @@ public:
   // One buffer-sized slot per child beyond the first, in the tree where the rank has most.
   std::uint64_t scratch_bytes(const CollectiveCall& call, int rank) const override {
     int most = 0;
-    for (int tree : {0, 1}) {
-      const TreeLinks links = tree_links(call, rank, tree);
-      most = std::max(most, int(std::count_if(links.down.begin(), links.down.end(),
-                                              [](int k) { return k >= 0; })));
-    }
+    for (int tree : {0, 1}) most = std::max(most, tree_links(call, rank, tree).children());
     return std::uint64_t(std::max(0, most - 1)) * call.bytes;
   }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
-    return double_binary_tree(shape_of(call, rank, channel), call.params.channels,
-                              tree_links(call, rank, channel % 2));
+    // Program channel 2k+t: tree t on half t of slice k.
+    const Shape s = shape_of(call, rank, channel);
+    const ElementRange half =
+        sub(sub(s.all(), std::uint64_t(call.params.channels), std::uint64_t(channel / 2)), 2,
+            std::uint64_t(channel % 2));
+    return pipelined_tree(s, half, tree_links(call, rank, channel % 2));
   }
 };
 

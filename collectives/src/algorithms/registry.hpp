@@ -11,6 +11,7 @@ const Algorithm& all_reduce_nccl_ring();
 const Algorithm& all_reduce_recursive_doubling();
 const Algorithm& all_reduce_rabenseifner();
 const Algorithm& all_reduce_double_binary_tree();
+const Algorithm& all_reduce_nccl_tree();
 const Algorithm& all_reduce_torus2d();
 const Algorithm& all_reduce_hierarchical();
 const Algorithm& all_reduce_blueconnect();

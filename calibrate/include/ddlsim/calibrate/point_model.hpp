@@ -5,12 +5,10 @@
 // first (bandwidth) protocol. When the library chose (NCCL), the model follows NCCL's tuner
 // (src/graph/tuning.cc: the (algorithm, protocol) pair of least modelled time) over
 //   - Ring: ddlsim's `ring` in rank order;
-//   - Tree (all-reduce on more than one node, as since NCCL 2.4): ddlsim's `torus2d` with
-//     group_sizes {GPUs per node, nodes}, i.e. reduce-scatter inside the node, all-reduce of
-//     each GPU's shard across nodes, all-gather inside: like NCCL's tree it sends n bytes per
-//     node each way across the network, spread over the node's NICs, in 2(L-1) + 2(N-1) steps
-//     (NCCL's tree: 2(L-1 + log2 N) hops). ddlsim's `double_binary_tree` would funnel a node's
-//     traffic through its first GPU's NIC, which NCCL's multi-channel trees do not;
+//   - Tree (all-reduce on more than one node, as since NCCL 2.4): ddlsim's `nccl_tree`, NCCL's
+//     pipelined double binary tree with a chain inside each node, on 2L channels (one chain per
+//     GPU and its NIC, duplicated onto both trees as src/graph/connect.cc does) in NCCL's
+//     512 KiB Simple Tree chunks (at most 64 per channel, a bound on the simulation's size);
 // and every protocol of the calibration, and says which it assumed per point.
 #pragma once
 
