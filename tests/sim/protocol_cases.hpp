@@ -5,6 +5,7 @@
 #include "uniform_star.hpp"
 
 #include "ddlsim/collectives/call.hpp"
+#include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/presets.hpp"
 
@@ -78,6 +79,35 @@ inline coll::CollectiveCall point_to_point(std::uint64_t bytes) {
   coll::CollectiveCall call = make_call(coll::Op::send_recv, "direct", 2, bytes);
   call.root = 1;
   return call;
+}
+
+// Rank 1 posts a recv_reduce of 4096 B from rank 0 at time zero; rank 0 computes for
+// `send_after` ps and only then sends: the bytes start moving once both have started.
+inline coll::Schedule late_send_reduce(const coll::Protocol& protocol, Picoseconds send_after) {
+  coll::MaterializedSchedule m;
+  m.call = make_call(coll::Op::all_reduce, "late_send", 2, 4096);
+  m.call.protocol = protocol;
+  m.algorithm = "late_send";
+  m.ranks = 2;
+  m.channels = 1;
+  m.scratch_bytes = {0, 0};
+  coll::Step compute;
+  compute.kind = coll::StepKind::compute;
+  compute.param = static_cast<double>(send_after);
+  coll::Step send;
+  send.kind = coll::StepKind::send;
+  send.peer = 1;
+  send.src = {coll::Buffer::input, 0, 4096};
+  send.bytes = 4096;
+  send.deps[send.dep_count++] = 0;
+  coll::Step receive;
+  receive.kind = coll::StepKind::recv_reduce;
+  receive.peer = 0;
+  receive.src = {coll::Buffer::input, 0, 4096};
+  receive.dst = {coll::Buffer::output, 0, 4096};
+  receive.bytes = 4096;
+  m.programs = {{{compute, send}}, {{receive}}};
+  return coll::Schedule::from_materialized(std::move(m));
 }
 
 } // namespace ddlsim::sim::test

@@ -129,6 +129,19 @@ TEST_CASE("protocols: reduction in flight hides the reduction behind the transfe
   check_equal(after - overlapped, (p - 1) * n / p * kBeta);
 }
 
+TEST_CASE("protocols: the reduction in flight starts with the bytes, not with the receive") {
+  // The receive waits 10 us for its send; then 1 us of latency, 4096 B at beta and a reduction
+  // at 4 beta per byte, overlapped or after.
+  AnalyticOptions slow = star_options();
+  slow.reduce_bytes_per_second = kLinkBytesPerSecond / 4;
+  coll::Protocol in_flight;
+  in_flight.reduce_in_flight = true;
+  check_equal(both(star(2), test::late_send_reduce({}, 10'000'000), slow),
+              10e6 + kAlpha + 4096 * kBeta + 4096 * 4 * kBeta);
+  check_equal(both(star(2), test::late_send_reduce(in_flight, 10'000'000), slow),
+              10e6 + kAlpha + 4096 * 4 * kBeta);
+}
+
 TEST_CASE("protocols: both analytic evaluations agree with protocols, shared links included") {
   const topo::Topology topology = test::two_dgx();
   AnalyticOptions options; // the A100's own rates
