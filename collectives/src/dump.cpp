@@ -4,8 +4,9 @@
 //    "programs": [{"rank": 0, "channel": 0, "steps": [
 //       {"kind": "send", "peer": 1, "src": ["input", 0, 256], "bytes": 256, "deps": [1]}, ...]}]}
 // A step lists only the fields its kind uses (src / dst / aux as [buffer, offset, bytes];
-// codec, param, deps and wait = [channel, step] when set), so a dump reads like the text form
-// and loads back equal.
+// codec, param, deps, wait = [channel, step] and protocol when set), so a dump reads like the
+// text form and loads back equal. The call's "protocol" and the list "protocols" (what a step's
+// "protocol" index names, when a composite's steps use several) appear only when set.
 #include "ddlsim/collectives/dump.hpp"
 
 #include "step_rules.hpp"
@@ -42,24 +43,48 @@ constexpr std::array kBuffers{Buffer::input, Buffer::output, Buffer::scratch};
 constexpr std::array kCodecs{Codec::none, Codec::topk, Codec::fp16_cast, Codec::chunk_norms,
                              Codec::chunk_select};
 
+Json protocol_json(const Protocol& protocol) {
+  return {{"name", protocol.name},
+          {"payload_efficiency", protocol.payload_efficiency},
+          {"intra_hop_ps", protocol.intra_hop_ps},
+          {"inter_hop_ps", protocol.inter_hop_ps},
+          {"reduce_in_flight", protocol.reduce_in_flight}};
+}
+
+Protocol parse_protocol(const JsonValue& value) {
+  JsonObject o = value.object();
+  Protocol protocol;
+  protocol.name = o.required("name").string();
+  protocol.payload_efficiency = o.required("payload_efficiency").number(0, 1);
+  protocol.intra_hop_ps = o.required("intra_hop_ps").integer(0, INT64_MAX);
+  protocol.inter_hop_ps = o.required("inter_hop_ps").integer(0, INT64_MAX);
+  protocol.reduce_in_flight = o.required("reduce_in_flight").boolean();
+  o.finish();
+  check_protocol(protocol, "protocol");
+  return protocol;
+}
+
 Json call_json(const CollectiveCall& call) {
   const AlgorithmParams& p = call.params;
-  return {{"op", to_string(call.op)},
-          {"ranks", call.ranks},
-          {"bytes", call.bytes},
-          {"dtype", to_string(call.dtype)},
-          {"reduction", to_string(call.reduction)},
-          {"root", call.root},
-          {"algorithm", call.algorithm},
-          {"params",
-           {{"chunks", p.chunks},
-            {"channels", p.channels},
-            {"group_sizes", p.group_sizes},
-            {"servers", p.servers},
-            {"dedicated_servers", p.dedicated_servers},
-            {"density", p.density},
-            {"chunk_bytes", p.chunk_bytes}}},
-          {"node_of_rank", call.node_of_rank}};
+  Json j = {{"op", to_string(call.op)},
+            {"ranks", call.ranks},
+            {"bytes", call.bytes},
+            {"dtype", to_string(call.dtype)},
+            {"reduction", to_string(call.reduction)},
+            {"root", call.root},
+            {"algorithm", call.algorithm},
+            {"params",
+             {{"chunks", p.chunks},
+              {"channels", p.channels},
+              {"group_sizes", p.group_sizes},
+              {"servers", p.servers},
+              {"dedicated_servers", p.dedicated_servers},
+              {"density", p.density},
+              {"chunk_bytes", p.chunk_bytes}}},
+            {"node_of_rank", call.node_of_rank}};
+  // Only when set: dumps of calls without a protocol read as they always did.
+  if (call.protocol != Protocol{}) j["protocol"] = protocol_json(call.protocol);
+  return j;
 }
 
 CollectiveCall parse_call(const JsonValue& value) {
@@ -84,6 +109,7 @@ CollectiveCall parse_call(const JsonValue& value) {
   p.finish();
   for (const JsonValue& node : o.required("node_of_rank").array(0, std::size_t(call.ranks)))
     call.node_of_rank.push_back(int(node.integer(0, 1 << 24)));
+  if (auto v = o.optional("protocol")) call.protocol = parse_protocol(*v);
   o.finish();
   return call;
 }
@@ -110,6 +136,7 @@ Json step_json(const Step& step) {
   if (step.dep_count > 0)
     j["deps"] = std::vector<std::uint32_t>(step.deps.begin(), step.deps.begin() + step.dep_count);
   if (step.has_wait()) j["wait"] = {step.wait_channel, step.wait_step};
+  if (step.protocol != 0) j["protocol"] = step.protocol;
   return j;
 }
 
@@ -135,6 +162,7 @@ Step parse_step(const JsonValue& value, int channel) {
     step.wait_channel = std::uint16_t(wait[0].integer(0, kNoWait - 1));
     step.wait_step = std::uint32_t(wait[1].integer(0, UINT32_MAX));
   }
+  if (auto v = o.optional("protocol")) step.protocol = std::uint8_t(v->integer(0, 255));
   o.finish();
   return step;
 }
@@ -143,6 +171,8 @@ Step parse_step(const JsonValue& value, int channel) {
 
 Json to_json(const MaterializedSchedule& s) {
   Json programs = Json::array();
+  Json protocols = Json::array();
+  for (const Protocol& protocol : s.protocols) protocols.push_back(protocol_json(protocol));
   for (int r = 0; r < s.ranks; ++r)
     for (int c = 0; c < s.channels; ++c) {
       Json steps = Json::array();
@@ -150,14 +180,16 @@ Json to_json(const MaterializedSchedule& s) {
         steps.push_back(step_json(step));
       programs.push_back({{"rank", r}, {"channel", c}, {"steps", std::move(steps)}});
     }
-  return {{"format", "ddlsim-schedule"},
-          {"version", 1},
-          {"call", call_json(s.call)},
-          {"algorithm", s.algorithm},
-          {"ranks", s.ranks},
-          {"channels", s.channels},
-          {"scratch_bytes", s.scratch_bytes},
-          {"programs", std::move(programs)}};
+  Json j = {{"format", "ddlsim-schedule"},
+            {"version", 1},
+            {"call", call_json(s.call)},
+            {"algorithm", s.algorithm},
+            {"ranks", s.ranks},
+            {"channels", s.channels},
+            {"scratch_bytes", s.scratch_bytes},
+            {"programs", std::move(programs)}};
+  if (!s.protocols.empty()) j["protocols"] = std::move(protocols);
+  return j;
 }
 
 MaterializedSchedule schedule_from_json(const JsonValue& dump) {
@@ -188,6 +220,9 @@ MaterializedSchedule schedule_from_json(const JsonValue& dump) {
       s.programs[std::size_t(r)][std::size_t(c)].push_back(parse_step(step, c));
     p.finish();
   }
+  if (auto v = o.optional("protocols"))
+    for (const JsonValue& protocol : v->array(1, 256))
+      s.protocols.push_back(parse_protocol(protocol));
   o.finish();
   validate(s);
   return s;

@@ -58,6 +58,20 @@ void check_call(const CollectiveCall& call) {
   if (!call.node_of_rank.empty() && call.node_of_rank.size() != std::size_t(call.ranks))
     throw InputError(where, "node_of_rank has " + std::to_string(call.node_of_rank.size()) +
                                 " entries for " + std::to_string(call.ranks) + " ranks");
+  check_protocol(call.protocol, where + " protocol");
+}
+
+void check_protocol(const Protocol& protocol, const std::string& where) {
+  const std::string name = "protocol \"" + protocol.name + "\"";
+  // Written so that NaN fails too.
+  if (!(protocol.payload_efficiency > 0 && protocol.payload_efficiency <= 1))
+    throw InputError(where, name + ": payload_efficiency must be in (0, 1] (payload bytes per " +
+                                "wire byte: LL 0.5, LL128 120/128, Simple 1), not " +
+                                std::to_string(protocol.payload_efficiency));
+  if (protocol.intra_hop_ps < 0 || protocol.inter_hop_ps < 0)
+    throw InputError(where, name + ": hop latencies must be at least 0, not " +
+                                std::to_string(protocol.intra_hop_ps) + " ps (intra) and " +
+                                std::to_string(protocol.inter_hop_ps) + " ps (inter)");
 }
 
 Schedule Schedule::make(CollectiveCall call) {
@@ -75,6 +89,7 @@ Schedule Schedule::make(CollectiveCall call) {
   schedule.ranks_ = algorithm->total_ranks(call);
   schedule.channels_ = algorithm->channels(call);
   schedule.algorithm_ = algorithm;
+  schedule.protocols_ = {call.protocol};
   schedule.call_ = std::move(call);
   return schedule;
 }
@@ -83,6 +98,8 @@ Schedule Schedule::from_materialized(MaterializedSchedule programs) {
   validate(programs);
   Schedule schedule;
   schedule.call_ = programs.call;
+  schedule.protocols_ = programs.protocols.empty() ? std::vector<Protocol>{programs.call.protocol}
+                                                   : programs.protocols;
   schedule.ranks_ = programs.ranks;
   schedule.channels_ = programs.channels;
   schedule.loaded_ = std::make_shared<const MaterializedSchedule>(std::move(programs));
@@ -91,6 +108,12 @@ Schedule Schedule::from_materialized(MaterializedSchedule programs) {
 
 Schedule Schedule::composite(CollectiveCall call, std::shared_ptr<const ProgramSource> source) {
   Schedule schedule;
+  schedule.protocols_ = source->protocols();
+  if (schedule.protocols_.empty()) schedule.protocols_ = {call.protocol};
+  for (const Protocol& protocol : schedule.protocols_) check_protocol(protocol, "schedule");
+  if (schedule.protocols_.size() > 256)
+    throw std::logic_error(
+        "composite schedule: more than 256 protocols (Step::protocol is 8 bits)");
   schedule.call_ = std::move(call);
   schedule.ranks_ = source->ranks();
   schedule.channels_ = source->channels();
@@ -133,6 +156,8 @@ MaterializedSchedule materialize(const Schedule& schedule) {
   out.algorithm = std::string(schedule.algorithm_name());
   out.ranks = schedule.ranks();
   out.channels = schedule.channels();
+  if (schedule.protocols().size() != 1 || schedule.protocols().front() != out.call.protocol)
+    out.protocols = schedule.protocols();
   out.programs.resize(static_cast<std::size_t>(out.ranks));
   for (int r = 0; r < out.ranks; ++r) {
     out.scratch_bytes.push_back(schedule.buffer_bytes(r, Buffer::scratch));

@@ -138,6 +138,7 @@ std::string describe(const Step& step) {
     for (std::size_t i = 0; i < step.dep_count; ++i) out << (i ? "," : "") << step.deps[i];
   }
   if (step.has_wait()) out << "  wait ch " << step.wait_channel << " #" << step.wait_step;
+  if (step.protocol != 0) out << "  protocol " << static_cast<unsigned>(step.protocol);
   return out.str();
 }
 
@@ -163,6 +164,9 @@ std::string step_problem_at(const Schedule& schedule, const std::array<std::uint
   if (problem.empty() && step.has_wait() && step.wait_channel >= schedule.channels())
     problem = "waits for channel " + std::to_string(step.wait_channel) + " but the schedule has " +
               std::to_string(schedule.channels()) + " channels";
+  if (problem.empty() && step.protocol >= schedule.protocols().size())
+    problem = "names protocol " + std::to_string(step.protocol) + " but the schedule has " +
+              std::to_string(schedule.protocols().size());
   return problem.empty() ? problem : step_place(rank, channel, index, step) + ": " + problem;
 }
 

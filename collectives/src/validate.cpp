@@ -21,6 +21,7 @@ using detail::StepPlace;
 struct Transfer {
   StepPlace place;
   std::uint64_t bytes;
+  std::uint8_t protocol;
 };
 // (sender, receiver, channel) -> the sends (or receives) in program order.
 using TransferLists = std::map<std::tuple<int, int, int>, std::vector<Transfer>>;
@@ -49,6 +50,10 @@ void check_matching(const TransferLists& sends, const TransferLists& receives) {
         if (ours[k].bytes != others[k].bytes)
           fail(what + " moves " + std::to_string(ours[k].bytes) + " B but its match, " +
                to_string(others[k].place) + ", moves " + std::to_string(others[k].bytes) + " B");
+        if (ours[k].protocol != others[k].protocol)
+          fail(what + " names protocol " + std::to_string(ours[k].protocol) + " but its match, " +
+               to_string(others[k].place) + ", names " + std::to_string(others[k].protocol) +
+               " (a send and its receive belong to one call)");
       }
     }
   };
@@ -66,6 +71,8 @@ void validate(const MaterializedSchedule& s) {
   if (s.programs.size() != std::size_t(s.ranks) || s.scratch_bytes.size() != std::size_t(s.ranks))
     fail("expected programs and scratch_bytes for " + std::to_string(s.ranks) + " ranks, found " +
          std::to_string(s.programs.size()) + " and " + std::to_string(s.scratch_bytes.size()));
+  const std::size_t protocols = s.protocols.empty() ? 1 : s.protocols.size();
+  for (const Protocol& protocol : s.protocols) check_protocol(protocol, "schedule");
   TransferLists sends, receives;
   for (int r = 0; r < s.ranks; ++r) {
     const auto& programs = s.programs[std::size_t(r)];
@@ -87,8 +94,12 @@ void validate(const MaterializedSchedule& s) {
           fail(to_string(place) + " (" + detail::describe(step) + "): waits for channel " +
                std::to_string(step.wait_channel) + " step " + std::to_string(step.wait_step) +
                ", which does not exist (" + std::to_string(s.channels) + " channels)");
-        if (step.is_send()) sends[{r, step.peer, c}].push_back({place, step.bytes});
-        if (step.is_receive()) receives[{step.peer, r, c}].push_back({place, step.bytes});
+        if (step.protocol >= protocols)
+          fail(to_string(place) + " (" + detail::describe(step) + "): names protocol " +
+               std::to_string(step.protocol) + " of " + std::to_string(protocols));
+        if (step.is_send()) sends[{r, step.peer, c}].push_back({place, step.bytes, step.protocol});
+        if (step.is_receive())
+          receives[{step.peer, r, c}].push_back({place, step.bytes, step.protocol});
       }
     }
   }

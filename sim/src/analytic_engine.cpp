@@ -4,6 +4,7 @@
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
+#include "ddlsim/sim/protocol_cost.hpp"
 #include "peer_fifo.hpp"
 #include "program_state.hpp"
 
@@ -33,15 +34,17 @@ struct StepRef {
 struct alignas(64) Transfer {
   StepRef send;
   StepRef recv;
-  std::uint64_t bytes;
+  std::uint64_t bytes; // on the wire (ProtocolCost::wire_bytes)
   const topo::Path* path;
   std::uint64_t recv_bytes;
   std::int32_t recv_rank;
   bool recv_reduce;
+  std::uint8_t protocol; // the call's (Step::protocol)
   // A lone transfer (FlowNetwork::reserve) started moving its bytes at byte_start; its
   // lone_done event is valid while `generation` is the one it carries. The generation changes
   // when the transfer is handed to the flow network (adopt) and when it is reserved again after
-  // its id is reused, so that a stale event is recognised.
+  // its id is reused, so that a stale event is recognised. Every transfer's bytes start at
+  // byte_start (a reduction in flight starts there).
   std::uint32_t generation;
   Picoseconds byte_start;
 };
@@ -67,6 +70,7 @@ public:
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
+    protocols_ = protocol_costs(schedule);
     const int channels = schedule.channels();
     numbering_.channels = static_cast<std::uint32_t>(channels);
     const std::size_t programs = static_cast<std::size_t>(ranks) * numbering_.channels;
@@ -267,6 +271,8 @@ private:
       throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
                              std::to_string(channel_of(p)) + " has more than 2^31 steps");
     program.pending.assign(*step);
+    program.pending_protocol = step->protocol;
+    protocol_cost(protocols_, step->protocol); // throws for a protocol the schedule lacks
     if (step->has_wait()) overflow_[p].pending_wait_step = step->wait_step;
     program.has_pending = true;
     ++result_.steps;
@@ -316,6 +322,8 @@ private:
 
   void begin(const PendingStep& step, std::uint32_t p, std::uint32_t index) {
     const std::int32_t rank = rank_of(p);
+    // A send and its receive belong to one call (rule 2 of step.hpp): either names its protocol.
+    const std::uint8_t protocol = programs_[p].pending_protocol;
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel_of(p));
       ProgramState& receiver = programs_[q];
@@ -323,7 +331,7 @@ private:
       if (detail::take_posted(receiver.receives_count, receiver.receives_first,
                               overflow_[q].receives_rest, rank, receive))
         start_transfer(StepRef{p, index}, step.bytes, StepRef{q, receive.index}, receive.bytes,
-                       receive.reduce != 0);
+                       receive.reduce != 0, protocol);
       else
         detail::put_posted(receiver.sends_in_count, receiver.sends_in_first,
                            overflow_[q].sends_in_rest, Waiting{step.bytes, rank, index, 0});
@@ -334,7 +342,7 @@ private:
       if (detail::take_posted(self.sends_in_count, self.sends_in_first, overflow_[p].sends_in_rest,
                               step.peer, send))
         start_transfer(StepRef{program_of(send.peer, channel_of(p)), send.index}, send.bytes,
-                       StepRef{p, index}, step.bytes, reduce);
+                       StepRef{p, index}, step.bytes, reduce, protocol);
       else
         detail::put_posted(self.receives_count, self.receives_first, overflow_[p].receives_rest,
                            Waiting{step.bytes, step.peer, index, reduce ? 1u : 0u});
@@ -354,15 +362,18 @@ private:
     sender.path = &router_.ecmp_path(options_.seed, rank_of(p), receiver, channel_of(p));
     sender.path_latency = 0;
     for (topo::LinkId link : *sender.path) sender.path_latency += topology_.link(link).latency;
+    sender.path_crosses_network = crosses_network(topology_, *sender.path);
   }
 
   void start_transfer(StepRef send, std::uint64_t send_bytes, StepRef receive,
-                      std::uint64_t receive_bytes, bool receive_reduce) {
+                      std::uint64_t receive_bytes, bool receive_reduce, std::uint8_t protocol) {
     ProgramState& sender = programs_[send.program];
     const std::int32_t receiver = rank_of(receive.program);
     if (sender.path_peer != receiver) choose_path(send.program, sender, receiver);
     const topo::Path& path = *sender.path;
-    const Picoseconds latency = options_.per_step_overhead + sender.path_latency;
+    const ProtocolCost& cost = protocols_[protocol];
+    const Picoseconds latency = options_.per_step_overhead + sender.path_latency +
+                                cost.hop_latency(sender.path_crosses_network);
     // Transfer ids are recycled: memory follows the transfers in flight, not the total.
     std::uint32_t id;
     if (free_transfers_.empty()) {
@@ -375,11 +386,12 @@ private:
     Transfer& transfer = transfers_[id];
     transfer.send = send;
     transfer.recv = receive;
-    transfer.bytes = send_bytes;
+    transfer.bytes = cost.wire_bytes(send_bytes);
     transfer.path = &path;
     transfer.recv_bytes = receive_bytes;
     transfer.recv_rank = receiver;
     transfer.recv_reduce = receive_reduce;
+    transfer.protocol = protocol;
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
     schedule(now_ + latency, Event{EventKind::latency_done, id, 0});
@@ -389,12 +401,17 @@ private:
   void on_arrival(std::uint32_t id) {
     const Transfer& transfer = transfers_[id];
     if (transfer.recv_reduce) {
-      const double rate =
-          rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second;
-      schedule(now_ + duration(transfer.recv_bytes, rate), Event{EventKind::reduce_done, id, 0});
+      schedule(protocols_[transfer.protocol].receive_end(now_, transfer.byte_start,
+                                                         reduce_time(transfer)),
+               Event{EventKind::reduce_done, id, 0});
       return;
     }
     finish_transfer(id);
+  }
+
+  Picoseconds reduce_time(const Transfer& transfer) const {
+    return duration(transfer.recv_bytes,
+                    rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second);
   }
 
   void finish_transfer(std::uint32_t id) {
@@ -428,16 +445,14 @@ private:
   void start_bytes(std::uint32_t id) {
     Transfer& transfer = transfers_[id];
     const double bytes = static_cast<double>(transfer.bytes);
+    transfer.byte_start = now_;
     overlapped_.clear();
     const Picoseconds finish = flows_.reserve(*transfer.path, bytes, id, now_, overlapped_);
     if (finish != std::numeric_limits<Picoseconds>::max()) {
-      transfer.byte_start = now_;
       const std::uint32_t generation = ++transfer.generation;
       Picoseconds done = finish;
       if (transfer.recv_reduce)
-        done +=
-            duration(transfer.recv_bytes,
-                     rates_[static_cast<std::size_t>(transfer.recv_rank)].reduce_bytes_per_second);
+        done = protocols_[transfer.protocol].receive_end(finish, now_, reduce_time(transfer));
       schedule(done, Event{EventKind::lone_done, id, generation});
       return;
     }
@@ -503,6 +518,7 @@ private:
   FlowNetwork flows_;
   LookaheadQueue<Event> events_{kWindow};
   std::vector<GpuRates> rates_;
+  std::vector<ProtocolCost> protocols_;                                 // indexed by Step::protocol
   std::vector<ProgramState, HugePageAllocator<ProgramState>> programs_; // hot: every step
   std::vector<ProgramOverflow> overflow_; // cold: indexed like programs_
   std::vector<Transfer> transfers_;

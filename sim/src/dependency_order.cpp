@@ -27,6 +27,7 @@
 
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
+#include "ddlsim/sim/protocol_cost.hpp"
 #include "dependency_order_state.hpp"
 #include "round_half_away.hpp"
 #include "shared_link_flows.hpp"
@@ -66,6 +67,7 @@ public:
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
+    protocols_ = protocol_costs(schedule);
     numbering_.channels = static_cast<std::uint32_t>(schedule.channels());
     if (recording_) window_ = detail::kMaxProgramSteps; // records are indexed alike
     programs_.resize(static_cast<std::size_t>(ranks) * numbering_.channels);
@@ -180,6 +182,8 @@ private:
       window_ = std::max(window_, keep_ends_);
     }
     program.pending.assign(*step);
+    program.pending_protocol = step->protocol;
+    protocol_cost(protocols_, step->protocol); // throws for a protocol the schedule lacks
     program.pending_wait_step = step->wait_step;
     program.has_pending = true;
     ++result_.steps;
@@ -254,11 +258,13 @@ private:
              Picoseconds start) {
     const std::int32_t rank = rank_of(p);
     const std::uint16_t channel = channel_of(p);
+    // A send and its receive belong to one call (rule 2 of step.hpp): either names its protocol.
+    const ProtocolCost& cost = protocols_[programs_[p].pending_protocol];
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel);
       Posted receive;
       if (programs_[q].receives.take(rank, receive, overflow_[q].receives))
-        transfer(p, index, start, step.bytes, q, receive);
+        transfer(p, index, start, step.bytes, q, receive, cost);
       else
         programs_[q].sends_in.put(Posted{step.bytes, start, rank, index, 0}, overflow_[q].sends_in);
     } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
@@ -266,7 +272,8 @@ private:
                            step.kind == StepKind::recv_reduce ? 1u : 0u};
       Posted send;
       if (programs_[p].sends_in.take(step.peer, send, overflow_[p].sends_in))
-        transfer(program_of(send.peer, channel), send.index, send.start, send.bytes, p, receive);
+        transfer(program_of(send.peer, channel), send.index, send.start, send.bytes, p, receive,
+                 cost);
       else
         programs_[p].receives.put(receive, overflow_[p].receives);
     } else if (step.kind == StepKind::compute) {
@@ -294,30 +301,37 @@ private:
 
   // Times the transfer of send (program s, step s_index) to `receive` of program r.
   void transfer(std::uint32_t s, std::uint32_t s_index, Picoseconds send_start,
-                std::uint64_t send_bytes, std::uint32_t r, const Posted& receive) {
+                std::uint64_t send_bytes, std::uint32_t r, const Posted& receive,
+                const ProtocolCost& cost) {
     Program& sender = programs_[s];
     const std::int32_t receiver = rank_of(r);
     if (sender.path_peer != receiver) choose_path(s, sender, receiver);
-    const Picoseconds bytes_start =
-        std::max(send_start, receive.start) + options_.per_step_overhead + sender.path_latency;
+    const bool crosses_network =
+        (sender.path_classes & (1u << static_cast<unsigned>(topo::LinkClass::nic))) != 0;
+    const Picoseconds bytes_start = std::max(send_start, receive.start) +
+                                    options_.per_step_overhead + sender.path_latency +
+                                    cost.hop_latency(crosses_network);
+    const std::uint64_t wire_bytes = cost.wire_bytes(send_bytes);
     Picoseconds arrived = bytes_start;
-    const bool placed = send_bytes > 0 && !sender.path->empty();
+    const bool placed = wire_bytes > 0 && !sender.path->empty();
     if (placed && (sender.path_classes & shared_classes_) != 0) {
-      share(sender, s, s_index, send_bytes, r, receive, bytes_start);
+      share(sender, s, s_index, send_bytes, r, receive, bytes_start, cost);
       return;
     }
     // As FlowNetwork: a flow with bytes and links moves at its bottleneck; others end at once.
     if (placed) {
       const double rate = sender.path_rate;
-      const double seconds = rate > 0 ? static_cast<double>(send_bytes) / rate : 0.0;
+      const double seconds = rate > 0 ? static_cast<double>(wire_bytes) / rate : 0.0;
       arrived = bytes_start + detail::round_half_away(seconds * 1e12);
       if (!claim_links(*sender.path, bytes_start, arrived)) return;
       result_.peak_flows_per_link = 1;
     }
     Picoseconds done = arrived;
     if (receive.reduce != 0)
-      done += duration(receive.bytes,
-                       rates_[static_cast<std::size_t>(receiver)].reduce_bytes_per_second);
+      done = cost.receive_end(
+          arrived, bytes_start,
+          duration(receive.bytes,
+                   rates_[static_cast<std::size_t>(receiver)].reduce_bytes_per_second));
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
     end(r, receive.index, done);
@@ -348,7 +362,7 @@ private:
   // shared links: a link outside them is claimed by transfers that assume they are alone.
   void share(const Program& sender, std::uint32_t s, std::uint32_t s_index,
              std::uint64_t send_bytes, std::uint32_t r, const Posted& receive,
-             Picoseconds bytes_start) {
+             Picoseconds bytes_start, const ProtocolCost& cost) {
     if ((sender.path_classes & ~shared_classes_) != 0 || bytes_start < shared_.now()) {
       give_up(sender.path_classes);
       return;
@@ -358,9 +372,17 @@ private:
             ? duration(receive.bytes,
                        rates_[static_cast<std::size_t>(rank_of(r))].reduce_bytes_per_second)
             : 0;
-    shared_.add(detail::SharedTransfer{sender.path, send_bytes, receive.reduce != 0, reduce_time, s,
-                                       s_index, r, receive.index},
-                bytes_start);
+    detail::SharedTransfer shared;
+    shared.path = sender.path;
+    shared.bytes = cost.wire_bytes(send_bytes);
+    shared.reduce = receive.reduce != 0;
+    shared.reduce_in_flight = cost.reduce_in_flight;
+    shared.reduce_time = reduce_time;
+    shared.send_program = s;
+    shared.send_index = s_index;
+    shared.recv_program = r;
+    shared.recv_index = receive.index;
+    shared_.add(shared, bytes_start);
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
   }
@@ -497,6 +519,7 @@ private:
   std::vector<LinkUse, HugePageAllocator<LinkUse>> links_;
   detail::SharedLinkFlows shared_;
   std::vector<GpuRates> rates_;
+  std::vector<ProtocolCost> protocols_;                       // indexed by Step::protocol
   std::vector<Program, HugePageAllocator<Program>> programs_; // hot: what every visit touches
   std::vector<ProgramOverflow> overflow_;                     // cold: indexed like programs_
   std::vector<ProgramRare> rare_;                             // colder: indexed like programs_

@@ -79,8 +79,9 @@ struct alignas(64) Program {
   // The path to the last peer sent to (rings send to one peer over and over).
   const topo::Path* path = nullptr;
   Picoseconds path_latency = 0;
-  double path_rate = 0;          // bottleneck bandwidth, bytes per second
-  std::uint8_t path_classes = 0; // bit per LinkClass of its links
+  double path_rate = 0;              // bottleneck bandwidth, bytes per second
+  std::uint8_t path_classes = 0;     // bit per LinkClass of its links
+  std::uint8_t pending_protocol = 0; // the pending step's Step::protocol
   std::int32_t path_peer = -1;
   std::uint32_t pending_wait_step = 0; // with PendingStep::wait_channel
   // One byte of flags, so that the state stays within three cache lines.

@@ -129,7 +129,9 @@ struct alignas(64) ProgramState {
   const topo::Path* path = nullptr;
   Picoseconds path_latency = 0;
   std::int32_t path_peer = -1;
+  std::uint8_t pending_protocol = 0; // the pending step's Step::protocol
   // One byte of flags, so that the state stays within two cache lines.
+  bool path_crosses_network : 1 = false; // `path` has a NIC link (protocol_cost.hpp)
   bool has_pending : 1 = false;
   bool exhausted : 1 = false;      // the stream has ended
   bool has_done_far : 1 = false;   // ProgramOverflow::done_far is not empty

@@ -10,6 +10,7 @@
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
+#include "ddlsim/sim/protocol_cost.hpp"
 #include "ddlsim/topologies/router.hpp"
 
 #include <cstdint>
@@ -20,9 +21,11 @@ namespace ddlsim::sim::detail {
 
 struct SharedTransfer {
   const topo::Path* path = nullptr;
-  std::uint64_t bytes = 0;
-  bool reduce = false; // a recv_reduce: reduce for `reduce_time` after the bytes arrive
+  std::uint64_t bytes = 0;       // on the wire
+  bool reduce = false;           // a recv_reduce: reduce for `reduce_time` after the bytes arrive,
+  bool reduce_in_flight = false; // or from when they start arriving (ProtocolCost::receive_end)
   Picoseconds reduce_time = 0;
+  Picoseconds bytes_start = 0;    // set by add()
   std::uint32_t send_program = 0; // handed back when the transfer is done
   std::uint32_t send_index = 0;
   std::uint32_t recv_program = 0;
@@ -45,6 +48,7 @@ public:
       free_.pop_back();
       transfers_[id] = transfer;
     }
+    transfers_[id].bytes_start = bytes_start;
     events_.push(bytes_start, Event{EventKind::bytes_start, id});
   }
 
@@ -95,7 +99,9 @@ private:
   template <typename Done> void arrived(std::uint32_t id, Done& done) {
     const SharedTransfer& transfer = transfers_[id];
     if (transfer.reduce)
-      events_.push(now_ + transfer.reduce_time, Event{EventKind::reduce_done, id});
+      events_.push(
+          receive_end(now_, transfer.bytes_start, transfer.reduce_time, transfer.reduce_in_flight),
+          Event{EventKind::reduce_done, id});
     else
       finish(id, done);
   }

@@ -3,6 +3,7 @@
 #include "ddlsim/collectives/step_runner.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/sim/protocol_cost.hpp"
 #include "platform.hpp"
 
 #include <simgrid/s4u/Activity.hpp>
@@ -52,12 +53,13 @@ struct Slot {
   Picoseconds start = 0;
   std::int32_t peer = -1;
   StepKind kind = StepKind::send;
+  std::uint8_t protocol = 0; // Step::protocol
 
   static Slot of(const Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == StepKind::compute
                                     ? static_cast<std::uint64_t>(std::llround(step.param))
                                     : step.bytes;
-    return Slot{bytes, start, step.peer, step.kind};
+    return Slot{bytes, start, step.peer, step.kind, step.protocol};
   }
 };
 
@@ -106,6 +108,11 @@ private:
   void wake_waiters();
   void begin(Slot& step, std::uint32_t index);
   void on_completed(std::size_t position);
+  // How long after the arrival of the bytes of `comm` (between this program and `peer`, sender
+  // first) its receive ends: the protocol's hop latency, after the reduction of `reduce_bytes`
+  // at the receiver (0 for a plain receive), overlapped with the transfer when in flight.
+  Picoseconds after_arrival(const sg::Activity& comm, const Slot& step, int sender, int receiver,
+                            std::uint64_t reduce_bytes);
   void complete(std::uint32_t index);
   void track(sg::ActivityPtr activity, InFlight what) {
     activities_.push_back(std::move(activity));
@@ -159,6 +166,7 @@ public:
     channels_ = schedule.channels();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
+    protocols_ = protocol_costs(schedule);
     const std::size_t programs =
         static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels_);
     start_simgrid(options.model, programs);
@@ -187,6 +195,9 @@ public:
   // --- for the programs ---
   const FlowOptions& options() const { return options_; }
   const GpuRates& rates(int rank) const { return rates_[static_cast<std::size_t>(rank)]; }
+  const ProtocolCost& protocol(std::uint8_t index) const {
+    return protocol_cost(protocols_, index);
+  }
   CollectiveTiming& result() { return result_; }
   Platform& platform() { return *platform_; }
   Program* program(int rank, int channel) {
@@ -229,6 +240,7 @@ private:
   const ReportNow& report_now_;
   int channels_ = 1;
   std::vector<GpuRates> rates_;
+  std::vector<ProtocolCost> protocols_; // indexed by Step::protocol
   std::unique_ptr<Platform> platform_;
   std::vector<std::unique_ptr<Program>> programs_;
   std::unordered_map<std::uint64_t, Channel> channels_by_key_;
@@ -374,7 +386,7 @@ void Program::begin(Slot& step, std::uint32_t index) {
     ++result.transfers;
     result.bytes_sent += step.bytes;
     // SimGrid refuses a null payload; the address of the channel is as good as any.
-    track(channel.mailbox->put_async(&channel, step.bytes),
+    track(channel.mailbox->put_async(&channel, run_.protocol(step.protocol).wire_bytes(step.bytes)),
           InFlight{index, Phase::send, &channel, channel.sends++});
   } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
     Channel& channel = channel_from(step.peer);
@@ -401,8 +413,24 @@ void Program::execute(Picoseconds work, InFlight what) {
   local_.push_back(LocalWork{Platform::clock() + Platform::work_seconds(work), what});
 }
 
+Picoseconds Program::after_arrival(const sg::Activity& comm, const Slot& step, int sender,
+                                   int receiver, std::uint64_t reduce_bytes) {
+  const ProtocolCost& cost = run_.protocol(step.protocol);
+  const Picoseconds reduce =
+      reduce_bytes > 0 ? duration(reduce_bytes, run_.rates(receiver).reduce_bytes_per_second) : 0;
+  if (cost == ProtocolCost{}) return reduce; // the common case, without protocol charges
+  const Platform::RouteFacts route = run_.platform().route_facts(sender, receiver, channel_);
+  const Picoseconds arrival = Platform::now();
+  // The first bytes arrive once the transfer started (both ends posted) and its latency passed.
+  const Picoseconds bytes_start =
+      std::llround((comm.get_start_time() + route.latency_seconds) * 1e12);
+  return cost.receive_end(arrival, bytes_start, reduce) - arrival +
+         cost.hop_latency(route.crosses_network);
+}
+
 void Program::on_completed(std::size_t position) {
   const InFlight what = in_flight_[position];
+  const sg::ActivityPtr activity = activities_[position];
   activities_[position] = std::move(activities_.back());
   activities_.pop_back();
   in_flight_[position] = in_flight_.back();
@@ -421,13 +449,14 @@ void Program::on_completed(std::size_t position) {
       channel.receives.pop_front();
       ++channel.first;
     }
-    if (reduce) {
-      // The receiver reduces from now on; this send completes when that reduction does.
-      execute(duration(bytes, run_.rates(step.peer).reduce_bytes_per_second),
-              InFlight{what.index, Phase::send_awaits_reduce, nullptr, 0});
-    } else {
+    // This send completes with its receive: after the receiver's reduction (from now on, or
+    // overlapped with the transfer) and the protocol's hop latency.
+    if (const Picoseconds after =
+            after_arrival(*activity, step, rank_, step.peer, reduce ? bytes : 0);
+        reduce || after > 0)
+      execute(after, InFlight{what.index, Phase::send_awaits_reduce, nullptr, 0});
+    else
       complete(what.index);
-    }
     break;
   }
   case Phase::receive: {
@@ -435,9 +464,11 @@ void Program::on_completed(std::size_t position) {
     Channel& channel = *what.channel;
     if (what.sequence >= channel.first)
       release(channel.receives[what.sequence - channel.first], step.peer, rank_);
-    if (step.kind == StepKind::recv_reduce)
-      execute(duration(step.bytes, run_.rates(rank_).reduce_bytes_per_second),
-              InFlight{what.index, Phase::reduce, nullptr, 0});
+    const bool reduce = step.kind == StepKind::recv_reduce;
+    if (const Picoseconds after =
+            after_arrival(*activity, step, step.peer, rank_, reduce ? step.bytes : 0);
+        reduce || after > 0)
+      execute(after, InFlight{what.index, Phase::reduce, nullptr, 0});
     else
       complete(what.index);
     break;

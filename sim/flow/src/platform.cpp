@@ -1,5 +1,6 @@
 #include "platform.hpp"
 
+#include "ddlsim/sim/protocol_cost.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
@@ -129,6 +130,11 @@ public:
     to_count_.clear();
   }
 
+  Platform::RouteFacts route_facts(int rank, int peer, int channel) {
+    const CachedRoute& route = route_of(rank * channels_ + channel, peer * channels_ + channel);
+    return {route.crosses_network, route.latency * (latency_factor_ == 0 ? 1.0 : latency_factor_)};
+  }
+
   // The flow of (rank, channel) to `peer` has finished: it leaves its links.
   void flow_finished(int rank, int peer, int channel) {
     const CachedRoute& route = route_of(rank * channels_ + channel, peer * channels_ + channel);
@@ -147,6 +153,7 @@ private:
     std::vector<LinkImpl*> links;
     std::vector<topo::LinkId> ids;
     double latency = 0; // seconds
+    bool crosses_network = false;
   };
   struct RouteCache {
     std::array<CachedRoute, 2> entries;
@@ -172,6 +179,7 @@ private:
     route.to = to;
     route.links.clear();
     route.ids = {};
+    route.crosses_network = false;
     if (sender == receiver) { // messages between two programs of one GPU cost nothing
       route.links.push_back(loopbacks_[static_cast<std::size_t>(sender)]);
       route.latency = 0;
@@ -190,6 +198,7 @@ private:
         paths[topo::ecmp_path_index(seed_, sender, receiver, channel, paths.size())];
     Picoseconds total = 0;
     route.ids = path;
+    route.crosses_network = sim::crosses_network(topology_, path);
     for (topo::LinkId link : path) {
       route.links.push_back(links_[link]);
       total += topology_.link(link).latency;
@@ -233,6 +242,10 @@ sg::Host* Platform::host(int rank, int channel) const {
 }
 const std::string& Platform::routing_error() const {
   return zone_->routing_error();
+}
+
+Platform::RouteFacts Platform::route_facts(int rank, int peer, int channel) {
+  return zone_->route_facts(rank, peer, channel);
 }
 
 void Platform::flow_finished(int rank, int peer, int channel) {

@@ -43,6 +43,14 @@ public:
   // The first routing failure (a flow with no path), or "" when every flow had a route.
   const std::string& routing_error() const;
 
+  // What a protocol's charges need of the route from (rank, channel) to (peer, channel): whether
+  // it crosses the network (a NIC link), and the latency SimGrid charges a flow on it (the
+  // model's latency factor applied, per-step overhead included), in seconds.
+  struct RouteFacts {
+    bool crosses_network = false;
+    double latency_seconds = 0;
+  };
+  RouteFacts route_facts(int rank, int peer, int channel);
   // A flow that SimGrid routed (when its bytes started to move) has finished.
   void flow_finished(int rank, int peer, int channel);
   // Largest number of flows whose bytes moved over one link at once (latency phase included).

@@ -25,12 +25,14 @@ struct Slot {
   coll::StepKind kind = coll::StepKind::send;
   coll::Buffer dst_buffer = coll::Buffer::output;
   std::uint64_t dst_offset = 0; // a receive's position in its output buffer (by_offset)
+  std::uint8_t protocol = 0;    // Step::protocol
 
   static Slot of(const coll::Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == coll::StepKind::compute
                                     ? static_cast<std::uint64_t>(std::llround(step.param))
                                     : step.bytes;
-    return Slot{bytes, start, step.peer, step.kind, step.dst.buffer, step.dst.offset};
+    return Slot{bytes,           start,           step.peer,    step.kind,
+                step.dst.buffer, step.dst.offset, step.protocol};
   }
   bool is_send() const { return kind == coll::StepKind::send; }
   bool is_receive() const {

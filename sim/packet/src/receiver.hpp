@@ -51,7 +51,7 @@ private:
     if (!m.received_bits.set(packet.seq)) {
       ++result.duplicates;
     } else {
-      ++m.received;
+      if (m.received++ == 0) m.first_arrival = net().now;
       m.received_payload += net().payload_of(packet);
       if (packet.seq + 1 < m.highest) ++result.reordered;
       if (packet.seq > m.highest && net().spec.load_balancing == LoadBalancing::ecmp &&

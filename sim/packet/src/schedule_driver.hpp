@@ -10,6 +10,7 @@
 #include "ddlsim/collectives/step.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
+#include "ddlsim/sim/protocol_cost.hpp"
 #include "network.hpp"
 #include "programs.hpp"
 #include "sender.hpp"
@@ -30,6 +31,7 @@ public:
     const PacketOptions& options = net.options;
     rates_ = rank_rates(net.topology, ranks, options.reduce_bytes_per_second,
                         options.copy_bytes_per_second);
+    protocols_ = protocol_costs(schedule);
     channels_ = static_cast<std::uint32_t>(schedule.channels());
     programs_.resize(static_cast<std::size_t>(ranks) * channels_);
     for (int r = 0; r < ranks; ++r)
@@ -47,12 +49,15 @@ public:
   }
 
   // The receive of message `id` has all the bytes it needs: its steps complete, after the
-  // reduction for a recv_reduce.
+  // reduction for a recv_reduce (overlapped with the arrivals when the protocol reduces in
+  // flight).
   void receive_complete(std::uint32_t id) {
     const Message& m = net().messages[id];
     if (m.recv_reduce) {
       const double rate = rates_[static_cast<std::size_t>(m.recv_rank)].reduce_bytes_per_second;
-      net().events.push(net().now + duration(m.recv_bytes, rate), Event::reduce_done(id));
+      net().events.push(sim::receive_end(net().now, m.first_arrival, duration(m.recv_bytes, rate),
+                                         m.reduce_in_flight),
+                        Event::reduce_done(id));
       return;
     }
     finish_steps(id);
@@ -220,8 +225,24 @@ private:
     if (paths.empty() || paths.front().empty())
       throw InputError("topology", "no route from rank " + std::to_string(src) + " to rank " +
                                        std::to_string(dst));
-    engine().sender().open(MessageSetup{send, receive, slot(send).bytes, receive_bytes, src, dst,
-                                        reduce, channel, priority_of(receive, channel), &paths});
+    // A send and its receive belong to one call (rule 2 of step.hpp): the send names its protocol.
+    const Slot& sent = slot(send);
+    const ProtocolCost& cost = protocol_cost(protocols_, sent.protocol);
+    MessageSetup setup;
+    setup.send = send;
+    setup.recv = receive;
+    setup.bytes = cost.wire_bytes(sent.bytes);
+    setup.payload_bytes = sent.bytes;
+    setup.recv_bytes = receive_bytes;
+    setup.send_rank = src;
+    setup.recv_rank = dst;
+    setup.recv_reduce = reduce;
+    setup.reduce_in_flight = cost.reduce_in_flight;
+    setup.hop_latency = cost.hop_latency(crosses_network(topology, paths.front()));
+    setup.channel = channel;
+    setup.priority = priority_of(receive, channel);
+    setup.paths = &paths;
+    engine().sender().open(setup);
   }
 
   Engine& engine() { return static_cast<Engine&>(*this); }
@@ -229,6 +250,7 @@ private:
   Network& net() { return engine().network(); }
   const Network& net() const { return engine().network(); }
   std::vector<GpuRates> rates_;
+  std::vector<ProtocolCost> protocols_; // indexed by Step::protocol
   std::vector<Program> programs_;
   std::uint32_t channels_ = 1;
 };

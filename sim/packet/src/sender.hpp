@@ -30,11 +30,14 @@ constexpr std::uint32_t kLogEcn = 1u << 31;
 struct MessageSetup {
   StepRef send;
   StepRef recv;
-  std::uint64_t bytes = 0;      // sent bytes
-  std::uint64_t recv_bytes = 0; // the receive's bytes
+  std::uint64_t bytes = 0;         // bytes on the wire (the protocol's, protocol_cost.hpp)
+  std::uint64_t payload_bytes = 0; // the send's bytes
+  std::uint64_t recv_bytes = 0;    // the receive's bytes
   std::int32_t send_rank = 0;
   std::int32_t recv_rank = 0;
   bool recv_reduce = false;
+  bool reduce_in_flight = false; // the protocol's
+  Picoseconds hop_latency = 0;   // the protocol's, waited with the per-step overhead
   std::uint16_t channel = 0;
   std::uint8_t priority = 0;
   const std::vector<topo::Path>* paths = nullptr; // non-empty
@@ -42,7 +45,7 @@ struct MessageSetup {
 
 template <typename Engine> class Sender {
 public:
-  // Opens a message; its packets may go after the per-step overhead.
+  // Opens a message; its packets may go after the per-step overhead and the hop latency.
   void open(const MessageSetup& setup) {
     std::vector<Message>& messages = net().messages;
     std::uint32_t id;
@@ -62,6 +65,8 @@ public:
     m.send_rank = setup.send_rank;
     m.recv_rank = setup.recv_rank;
     m.recv_reduce = setup.recv_reduce;
+    m.reduce_in_flight = setup.reduce_in_flight;
+    m.first_arrival = 0;
     m.paths = &paths;
     const std::size_t count = std::min<std::size_t>(paths.size(), 0xffff);
     m.ecmp = static_cast<std::uint16_t>(
@@ -104,9 +109,9 @@ public:
     m.receiver_done = m.steps_done = false;
     m.alive = 0;
     ++net().result.transfers;
-    net().result.bytes_sent += m.bytes;
-    if (net().options.per_step_overhead > 0)
-      net().events.push(net().now + net().options.per_step_overhead, Event::message_start(id));
+    net().result.bytes_sent += setup.payload_bytes;
+    if (const Picoseconds wait = net().options.per_step_overhead + setup.hop_latency; wait > 0)
+      net().events.push(net().now + wait, Event::message_start(id));
     else
       activate(id);
   }

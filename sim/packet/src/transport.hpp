@@ -45,6 +45,8 @@ struct Message {
   std::int32_t send_rank = 0;
   std::int32_t recv_rank = 0;
   bool recv_reduce = false;
+  bool reduce_in_flight = false; // the protocol's (protocol_cost.hpp): reduce from first_arrival
+  Picoseconds first_arrival = 0; // when the first data packet reached the receiver
   // Paths.
   const std::vector<topo::Path>* paths = nullptr;
   std::uint16_t path_lo = 0; // the paths through the source port

@@ -41,6 +41,24 @@ struct AlgorithmParams {
   bool operator==(const AlgorithmParams&) const = default;
 };
 
+// How the bytes of a call move, as NCCL's protocols do (src/device/prims_ll.h, prims_ll128.h,
+// prims_simple.h; NCCL 2.30): what fraction of the bytes on the wire is payload (LL puts a 4-byte
+// flag after every 4 bytes of data, union ncclLLFifoLine in src/include/device.h: 0.5; LL128 one
+// 8-byte flag per 128-byte line, NCCL_LL128_DATAELEMS: 120/128; Simple none), a latency every
+// transfer pays on top of the path's, by whether it stays inside a node or crosses the network (a
+// NIC), and whether a receive-and-reduce reduces the data as it arrives (NCCL's kernels do) rather
+// than after all of it arrived. Engines charge it per step (docs/engines.md#protocols); the default
+// leaves every cost as it was without protocols.
+struct Protocol {
+  std::string name = "simple";
+  double payload_efficiency = 1.0; // payload bytes per wire byte, in (0, 1]
+  std::int64_t intra_hop_ps = 0;   // per transfer inside a node
+  std::int64_t inter_hop_ps = 0;   // per transfer that crosses the network
+  bool reduce_in_flight = false;
+
+  bool operator==(const Protocol&) const = default;
+};
+
 struct CollectiveCall {
   Op op = Op::all_reduce;
   int ranks = 1; // participating ranks 0..ranks-1 (dedicated servers are extra, see Schedule)
@@ -56,6 +74,8 @@ struct CollectiveCall {
   AlgorithmParams params;
   // Server (node) of each rank, for hierarchical algorithms; empty means one rank per node.
   std::vector<int> node_of_rank;
+  // How its bytes move (NCCL's tuner chooses it per call); every step of the call carries it.
+  Protocol protocol;
 
   std::uint64_t elements() const { return bytes / element_size(dtype); }
   bool operator==(const CollectiveCall&) const = default;

@@ -27,6 +27,9 @@ public:
   virtual int channels() const = 0;
   virtual std::uint64_t buffer_bytes(int rank, Buffer buffer) const = 0;
   virtual StepStream program(int rank, int channel) const = 0;
+  // The protocols its steps name (Step::protocol indexes this list), one per collective or
+  // shared; empty means every step uses the composite call's protocol (and names 0).
+  virtual std::vector<Protocol> protocols() const { return {}; }
 };
 
 class Schedule {
@@ -49,6 +52,9 @@ public:
   std::uint64_t buffer_bytes(int rank, Buffer buffer) const;
   StepStream program(int rank, int channel) const;
   std::string_view algorithm_name() const;
+  // The protocols the steps name: Step::protocol indexes this list. A generator's schedule has
+  // one, its call's; a loaded one the dump's; a composite the source's.
+  const std::vector<Protocol>& protocols() const { return protocols_; }
   // The generator, or nullptr for a schedule loaded from a dump or composed.
   const Algorithm* algorithm() const { return algorithm_; }
 
@@ -57,6 +63,7 @@ private:
   const Algorithm* algorithm_ = nullptr;
   std::shared_ptr<const MaterializedSchedule> loaded_;
   std::shared_ptr<const ProgramSource> source_;
+  std::vector<Protocol> protocols_;
   int ranks_ = 0;
   int channels_ = 0;
 };
@@ -69,12 +76,16 @@ struct MaterializedSchedule {
   int channels = 0;
   std::vector<std::uint64_t> scratch_bytes;             // per rank
   std::vector<std::vector<std::vector<Step>>> programs; // [rank][channel] -> steps
+  // What Step::protocol indexes; empty means {call.protocol}.
+  std::vector<Protocol> protocols;
 
   bool operator==(const MaterializedSchedule&) const = default;
 };
 
 // The checks of Schedule::make that do not depend on the algorithm; throws InputError.
 void check_call(const CollectiveCall& call);
+// Throws InputError at `where` unless payload_efficiency is in (0, 1] and the hop latencies >= 0.
+void check_protocol(const Protocol& protocol, const std::string& where);
 
 MaterializedSchedule materialize(const Schedule& schedule);
 
@@ -93,7 +104,8 @@ std::uint64_t output_bytes(const CollectiveCall& call, int rank);
 
 // Structural checks that any executor relies on: ranges inside their buffers, deps pointing to
 // earlier steps of the same program, peers in range and not self, every send matched by a receive
-// with the same byte count (rule 2 of step.hpp), channels consistent. Throws InputError naming
+// with the same byte count and protocol (rule 2 of step.hpp), channels consistent, protocols
+// named by index in range. Throws InputError naming
 // the rank, channel and step.
 void validate(const MaterializedSchedule& schedule);
 

@@ -9,6 +9,7 @@
 //     communication streams (a bucket's all-reduce waits for the backward step that filled it).
 //  2. The k-th send from rank a to rank b on channel c matches the k-th recv / recv_reduce at b
 //     from a on channel c. Matching sends and receives carry the same byte count.
+//     A send and its receive belong to one call and carry the same `protocol`.
 //  3. A send completes when its matching receive has completed; a receive completes when all its
 //     bytes have arrived (and, for recv_reduce, been reduced); local steps complete when their
 //     compute is done.
@@ -67,6 +68,8 @@ struct Step {
   StepKind kind = StepKind::send;
   Codec codec = Codec::none;
   std::uint8_t dep_count = 0;
+  std::uint8_t protocol = 0; // index into Schedule::protocols(): the call's protocol (0 for a
+                             // generator's steps; a composite gives each collective its own)
   std::uint16_t channel = 0;
   std::uint16_t wait_channel = kNoWait; // rule 1: also wait for step wait_step of this channel's
   std::int32_t peer = -1;               // send, recv, recv_reduce

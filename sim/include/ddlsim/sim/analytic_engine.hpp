@@ -11,10 +11,12 @@
 // per-step overhead, then moves its bytes at the max-min fair share of every link it crosses
 // (FlowNetwork); one equal-cost path per transfer, chosen by a seeded hash of (source rank,
 // destination rank, channel). A recv_reduce reduces the received bytes after they arrive, at the
-// GPU's reduction rate; local steps cost overhead + bytes / rate. Steps follow the execution
+// GPU's reduction rate; local steps cost overhead + bytes / rate. A call's protocol adds its wire
+// bytes, hop latency and reduction in flight (protocol_cost.hpp). Steps follow the execution
 // rules of collectives/step.hpp, and a send and its receive start moving data once both have
 // started (rendezvous). What it does not model: packets, queues, congestion control, loss,
-// protocol headers, or contention between compute and communication for GPU memory bandwidth.
+// protocol headers beyond the protocol's wire bytes, or contention between compute and
+// communication for GPU memory bandwidth.
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"

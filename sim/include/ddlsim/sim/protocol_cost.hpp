@@ -1,0 +1,93 @@
+// What a call's protocol (coll::Protocol: NCCL's LL, LL128 or Simple) adds to the cost of its
+// transfers: the rules every engine charges, written once (docs/engines.md#protocols).
+//
+//  - Wire bytes: a transfer of b payload bytes puts ceil(b / payload_efficiency) bytes on the
+//    wire (LL: a 4-byte flag with every 4 bytes of data, so twice the bytes; LL128: 128 per 120).
+//    The bandwidth term, the fluid flows and the packets all carry wire bytes; the reports'
+//    bytes_sent stays the schedule's payload.
+//  - Hop latency: each transfer waits intra_hop_ps (its path stays inside a node) or inter_hop_ps
+//    (its path crosses the network: it has a NIC link) on top of its path latency, where the
+//    per-step overhead is charged.
+//  - Reduction in flight: a recv_reduce reduces the data as it arrives (NCCL's kernels reduce
+//    each slice while the next one is on the wire, src/device/prims_*.h), so it ends at
+//    max(arrival, first byte + reduce time) instead of arrival + reduce time; the reduce time is
+//    the engine's own (the GPU's reduction rate).
+// The default Protocol{} adds nothing: efficiency 1 keeps the byte count exact (no floating
+// point), zero hop latencies, reduction after arrival.
+#pragma once
+
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/units.hpp"
+#include "ddlsim/topologies/router.hpp"
+#include "ddlsim/topologies/topology.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim {
+
+// When a recv_reduce ends whose bytes all arrived at `arrival`, the first of them at
+// `bytes_start`, and whose reduction takes `reduce_time`: after the arrival, or overlapped with it
+// (in flight). A plain receive has reduce_time 0 and ends at its arrival either way.
+inline Picoseconds receive_end(Picoseconds arrival, Picoseconds bytes_start,
+                               Picoseconds reduce_time, bool reduce_in_flight) {
+  return reduce_in_flight ? std::max(arrival, bytes_start + reduce_time) : arrival + reduce_time;
+}
+
+struct ProtocolCost {
+  double payload_efficiency = 1.0;
+  Picoseconds intra_hop = 0;
+  Picoseconds inter_hop = 0;
+  bool reduce_in_flight = false;
+
+  bool operator==(const ProtocolCost&) const = default;
+  explicit ProtocolCost(const coll::Protocol& protocol = {})
+      : payload_efficiency(protocol.payload_efficiency), intra_hop(protocol.intra_hop_ps),
+        inter_hop(protocol.inter_hop_ps), reduce_in_flight(protocol.reduce_in_flight) {}
+
+  // The bytes a transfer of `bytes` payload puts on the wire.
+  std::uint64_t wire_bytes(std::uint64_t bytes) const {
+    if (payload_efficiency == 1.0) return bytes;
+    return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / payload_efficiency));
+  }
+  // The latency a transfer pays on top of its path's, by where its path goes.
+  Picoseconds hop_latency(bool crosses_network) const {
+    return crosses_network ? inter_hop : intra_hop;
+  }
+  // sim::receive_end under this protocol.
+  Picoseconds receive_end(Picoseconds arrival, Picoseconds bytes_start,
+                          Picoseconds reduce_time) const {
+    return sim::receive_end(arrival, bytes_start, reduce_time, reduce_in_flight);
+  }
+};
+
+// The costs of a schedule's protocols, indexed like Schedule::protocols() (Step::protocol).
+inline std::vector<ProtocolCost> protocol_costs(const coll::Schedule& schedule) {
+  std::vector<ProtocolCost> costs;
+  for (const coll::Protocol& protocol : schedule.protocols()) costs.emplace_back(protocol);
+  if (costs.empty()) costs.emplace_back();
+  return costs;
+}
+
+// The cost of the protocol a step names; throws std::logic_error for an index the schedule lacks
+// (a malformed composite: validate() and the step runner reject it in dumps and generators).
+inline const ProtocolCost& protocol_cost(const std::vector<ProtocolCost>& costs,
+                                         std::uint8_t index) {
+  if (index >= costs.size())
+    throw std::logic_error("a step names protocol " + std::to_string(index) +
+                           " but the schedule has " + std::to_string(costs.size()));
+  return costs[index];
+}
+
+// Whether a transfer over `path` crosses the network (one of its links is a NIC's).
+inline bool crosses_network(const topo::Topology& topology, const topo::Path& path) {
+  return std::any_of(path.begin(), path.end(), [&topology](topo::LinkId link) {
+    return topology.link(link).link_class == topo::LinkClass::nic;
+  });
+}
+
+} // namespace ddlsim::sim
