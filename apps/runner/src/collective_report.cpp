@@ -41,6 +41,8 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
     row.reduction = call.reduction;
     row.algorithm = result.algorithm;
     row.why = result.auto_reason;
+    row.nccl_choice = result.nccl_choice;
+    row.nccl_model_us = result.nccl_model_seconds * 1e6;
     row.time = result.time;
     row.steps = result.steps;
     row.transfers = result.transfers;

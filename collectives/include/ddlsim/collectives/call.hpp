@@ -41,6 +41,19 @@ struct AlgorithmParams {
   bool operator==(const AlgorithmParams&) const = default;
 };
 
+// The wire protocol a call runs with (NCCL's LL, LL128, Simple): the fraction of each byte on
+// the wire that is payload, the latency every hop adds inside a node and across nodes, and
+// whether a reduction happens as the data arrives. The default is the plain transfer every
+// engine has always timed.
+struct Protocol {
+  std::string name = "simple";
+  double payload_efficiency = 1.0;
+  std::int64_t intra_hop_ps = 0;
+  std::int64_t inter_hop_ps = 0;
+  bool reduce_in_flight = false;
+  bool operator==(const Protocol&) const = default;
+};
+
 struct CollectiveCall {
   Op op = Op::all_reduce;
   int ranks = 1; // participating ranks 0..ranks-1 (dedicated servers are extra, see Schedule)
@@ -56,6 +69,7 @@ struct CollectiveCall {
   AlgorithmParams params;
   // Server (node) of each rank, for hierarchical algorithms; empty means one rank per node.
   std::vector<int> node_of_rank;
+  Protocol protocol;
 
   std::uint64_t elements() const { return bytes / element_size(dtype); }
   bool operator==(const CollectiveCall&) const = default;
