@@ -60,6 +60,10 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
   }
   std::ostringstream text;
   sim::print_table(table, text);
+  if (options.nccl) { // what NCCL's model sees, under the choices it made
+    std::istringstream lines(options.nccl->system().summary());
+    for (std::string line; std::getline(lines, line);) text << "# " << line << "\n";
+  }
   for (std::size_t i = 0; i < summaries.size(); ++i)
     if (!summaries[i].empty())
       text << "# " << engine << " engine, " << format_bytes(table.rows[i].bytes) << ":\n"
