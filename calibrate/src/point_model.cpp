@@ -42,7 +42,8 @@ PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
 
 std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& point,
                                                           const Calibration& calibration) const {
-  if (!nccl_ranks_ok_ || !point.algorithm.empty() || point.ranks < 2) return std::nullopt;
+  if (!nccl_ranks_ok_ || !point.algorithm.empty() || point.ranks < 2 || point.ranks > total_gpus_)
+    return std::nullopt;
   if (point.op != coll::Op::all_reduce && point.op != coll::Op::reduce_scatter &&
       point.op != coll::Op::all_gather && point.op != coll::Op::broadcast &&
       point.op != coll::Op::reduce)
