@@ -83,8 +83,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--json", options->json, "Write the machine-readable report to FILE");
   cmd->add_option("--trace", options->trace,
                   "Write a Chrome/Perfetto trace (one track per rank) to FILE");
-  cmd->add_option("--algorithm", options->algorithm,
-                  "Override workload.algorithm (a name or auto)");
+  cmd->add_option(
+      "--algorithm", options->algorithm,
+      "Override workload.algorithm (a name, auto, or nccl: NCCL's own choice per size)");
   cmd->add_option("--seed", options->seed, "Override the scenario's seed")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,

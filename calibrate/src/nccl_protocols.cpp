@@ -1,16 +1,11 @@
 #include "ddlsim/calibrate/nccl_protocols.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <regex>
 
 namespace ddlsim::calib {
 namespace {
-
-std::string upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
 
 // "NCCL 2.11.4+cuda11.4" -> 211; 0 when absent or unreadable.
 int nccl_version(const std::string& text) {
@@ -24,36 +19,7 @@ std::string version_text(int version) {
   return std::to_string(version / 100) + "." + std::to_string(version % 100);
 }
 
-// The architectures NCCL enables LL128 on by default, by release (tuning.cc history).
-bool ll128_architecture(int version, int cc) {
-  if (cc < 70) return false;
-  if (version == 0 || version >= 227) return true; // newest rule: any sm_70+
-  if (version < 205) return false;                 // no LL128 before 2.5
-  if (version < 207) return cc == 70;
-  if (version < 218) return cc == 70 || cc == 80;
-  if (version < 225) return cc == 70 || cc == 80 || cc == 90;
-  return cc == 70 || cc == 80 || cc == 90 || cc == 100 || cc == 120;
-}
-
 } // namespace
-
-int compute_capability(const std::string& gpu_name) {
-  const std::string name = upper(gpu_name);
-  struct Arch {
-    const char* token;
-    int cc;
-  };
-  // Longest-first where one name contains another (A100 before A10, H100 before H10).
-  static constexpr Arch kArchs[] = {
-      {"GB200", 100}, {"B200", 100},   {"B100", 100}, {"GH200", 90},  {"H200", 90},
-      {"H100", 90},   {"H800", 90},    {"H20", 90},   {"L40", 89},    {"L4", 89},
-      {"A100", 80},   {"A800", 80},    {"A30", 80},   {"A10G", 86},   {"A10", 86},
-      {"A40", 86},    {"A6000", 86},   {"A5000", 86}, {"RTX 30", 86}, {"T4", 75},
-      {"V100", 70},   {"TITAN V", 70}, {"P100", 60},  {"P40", 61},    {"K80", 37}};
-  for (const Arch& arch : kArchs)
-    if (name.find(arch.token) != std::string::npos) return arch.cc;
-  return 0;
-}
 
 ProtocolChoice infer_nccl_protocols(const MeasuredSystem& system, const topo::ClusterSpec& spec) {
   ProtocolChoice choice;
@@ -96,7 +62,7 @@ ProtocolChoice infer_nccl_protocols(const MeasuredSystem& system, const topo::Cl
   if (cc == -2) return off("GPUs of different architectures");
   if (cc <= 0) return off("GPU model \"" + gpu + "\" unknown, its architecture cannot be told");
   const std::string arch = "sm_" + std::to_string(cc);
-  if (!ll128_architecture(version, cc))
+  if (!models::nccl_ll128_architecture(version, cc))
     return off(version && version < 205
                    ? "this NCCL predates LL128 (2.5)"
                    : "not enabled by default on " + gpu + " (" + arch + ") by this NCCL");

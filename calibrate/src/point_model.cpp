@@ -1,12 +1,15 @@
 #include "ddlsim/calibrate/point_model.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/models/gpu.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/router.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace ddlsim::calib {
 
@@ -21,9 +24,61 @@ PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
       gpus_per_node_ = -1;
   }
   if (gpus_per_node_ < 0) gpus_per_node_ = 0;
+  // NCCL's model applies where every GPU is one NCCL runs on (else the fallback list below).
+  nccl_ranks_ok_ = total_gpus_ > 0;
+  for (const topo::NodeGroup& group : spec_.node_groups)
+    if (models::compute_capability(group.spec.gpu_model) < 60) nccl_ranks_ok_ = false;
+  for (const coll::Op op :
+       {coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather, coll::Op::broadcast})
+    for (int a = 0; a < models::kNcclAlgorithms; ++a) {
+      const std::string generator =
+          models::nccl_generator(op, static_cast<models::NcclAlgorithm>(a));
+      if (generator.empty()) continue;
+      nccl_offered_ += (nccl_offered_.empty() ? "" : ", ") + std::string(coll::to_string(op)) +
+                       " " +
+                       std::string(models::display_name(static_cast<models::NcclAlgorithm>(a))) +
+                       " as `" + generator + "`";
+    }
+}
+
+std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& point,
+                                                          const Calibration& calibration) const {
+  if (!nccl_ranks_ok_ || !point.algorithm.empty() || point.ranks < 2 || point.ranks > total_gpus_)
+    return std::nullopt;
+  if (point.op != coll::Op::all_reduce && point.op != coll::Op::reduce_scatter &&
+      point.op != coll::Op::all_gather && point.op != coll::Op::broadcast &&
+      point.op != coll::Op::reduce)
+    return std::nullopt;
+  // NCCL sees the measured system's nominal hardware: the uncalibrated spec.
+  const models::NcclTuner tuner(models::describe_nccl(spec_, point.ranks));
+  auto calibrated = [&](models::NcclProtocol protocol) -> int {
+    for (std::size_t p = 0; p < calibration.protocols.size(); ++p)
+      if (calibration.protocols[p].name == models::to_string(protocol)) return static_cast<int>(p);
+    return -1;
+  };
+  bool any = false;
+  auto offered = [&](models::NcclAlgorithm algorithm, models::NcclProtocol protocol) {
+    const bool ok =
+        !models::nccl_generator(point.op, algorithm).empty() && calibrated(protocol) >= 0;
+    any = any || ok;
+    return ok;
+  };
+  models::NcclChoice choice;
+  try {
+    choice = tuner.choose(point.op, point.bytes, offered);
+  } catch (const InputError&) {
+    return std::nullopt; // nothing NCCL runs here has a generator: the fallback list
+  }
+  if (!any) return std::nullopt;
+  return NcclPick{choice.generator, choice.channels, calibrated(choice.protocol)};
 }
 
 std::string PointModel::choice_model() const {
+  if (nccl_ranks_ok_)
+    return "NCCL chose the algorithm: NCCL 2.30's tuner (models/nccl_model.hpp) picks algorithm, "
+           "protocol and channels per size among the calibrated protocols and the algorithms "
+           "ddlsim has generators for (" +
+           nccl_offered_ + ")";
   std::string text = "NCCL chose the algorithm: modelled as NCCL's tuner does, the fastest of Ring "
                      "(ddlsim `ring`)";
   if (nodes_ > 1 && gpus_per_node_ > 1)
@@ -90,6 +145,12 @@ std::vector<Prediction> PointModel::predict(std::span<const Calibration> calibra
                                             std::span<const MeasuredPoint> points) const {
   const Calibration& calibration = calibrations.front();
   std::vector<Prediction> out(points.size());
+  // NCCL's choice per point (one model, shared with the engine's "nccl"): the generator and its
+  // channels run under the calibration's protocol of NCCL's chosen protocol, whose bandwidth
+  // factor and per-step overhead are that protocol's cost (call.protocol stays the plain one,
+  // so the calibrated factor is not charged twice).
+  std::vector<std::optional<NcclPick>> picks(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) picks[i] = nccl_pick(points[i], calibration);
   std::vector<double> best(points.size(), std::numeric_limits<double>::infinity());
   for (const MeasuredPoint& point : points)
     if (point.ranks > total_gpus_ || point.ranks < 1)
@@ -111,7 +172,17 @@ std::vector<Prediction> PointModel::predict(std::span<const Calibration> calibra
     for (std::size_t i = 0; i < points.size(); ++i) {
       // A source that names its algorithm ran without NCCL's protocols: the first only.
       if (p > 0 && !points[i].algorithm.empty()) continue;
-      for (const coll::CollectiveCall& call : candidates(points[i])) {
+      std::vector<coll::CollectiveCall> calls;
+      if (picks[i]) {
+        if (static_cast<std::size_t>(picks[i]->protocol) != p) continue;
+        coll::CollectiveCall call = candidates(points[i]).front();
+        call.algorithm = picks[i]->generator;
+        call.params.channels = picks[i]->channels;
+        calls.push_back(std::move(call));
+      } else {
+        calls = candidates(points[i]);
+      }
+      for (const coll::CollectiveCall& call : calls) {
         const double seconds =
             ps_to_seconds(sim::simulate(call, topology, router, model, options).time);
         if (seconds < best[i]) {

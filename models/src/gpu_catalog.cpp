@@ -44,13 +44,14 @@ struct GpuModel {
   Peaks peaks;
   double memory_gbytes_per_second = 0;
   double memory_gbytes = 0;
+  int compute_capability = 0; // x10; 0 = not a CUDA GPU
 };
 
 GpuModel model(std::string full_name, std::string report_name,
                std::initializer_list<std::string> short_names, Peaks peaks, double memory_gbps,
-               double memory_gbytes) {
-  return {std::move(full_name), std::move(report_name), short_names, peaks,
-          memory_gbps,          memory_gbytes};
+               double memory_gbytes, int compute_capability) {
+  return {std::move(full_name), std::move(report_name), short_names,       peaks,
+          memory_gbps,          memory_gbytes,          compute_capability};
 }
 
 // Sources, by model (datasheet = the vendor's product datasheet for that GPU):
@@ -92,39 +93,47 @@ GpuModel model(std::string full_name, std::string report_name,
 //    3,276.8 GB/s (AMD Instinct MI250X data sheet; one OAM module, both dies).
 //  MI300X: 163.4 TFLOPS FP32, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 dense, 192 GB HBM3 at
 //    5,300 GB/s (AMD Instinct MI300X data sheet).
+// The last figure is the CUDA compute capability x10 (NVIDIA, "CUDA GPUs - Compute Capability",
+// developer.nvidia.com/cuda-gpus): P100 6.0, P40 6.1, V100 7.0, T4 and RTX 2080 Ti 7.5, A100 8.0,
+// A10G and RTX 3090 8.6, L4, L40S and RTX 4090 8.9, H100, H200 and GH200 9.0, B200 10.0; AMD
+// GPUs have none (0). NCCL's tuner picks its constants by it (models/nccl_model.hpp).
 std::vector<GpuModel> catalog() {
   return {
-      model("P100-SXM2-16GB", "P100", {"P100"}, {10.6, 0, 21.2, 0}, 732, 16),
-      model("P40", "P40", {"P40-24GB"}, {12.0, 0, 12.0, 0}, 346, 24),
-      model("V100-SXM2-16GB", "V100", {"V100", "V100-SXM2"}, {15.7, 0, 125.0, 0}, 900, 16),
-      model("V100-SXM2-32GB", "V100", {}, {15.7, 0, 125.0, 0}, 900, 32),
-      model("V100-PCIe-16GB", "V100-PCIe-16GB", {"V100-PCIe"}, {14.0, 0, 112.0, 0}, 900, 16),
-      model("V100-PCIe-32GB", "V100-PCIe-32GB", {}, {14.0, 0, 112.0, 0}, 900, 32),
-      model("T4", "T4", {"T4-16GB"}, {8.1, 0, 65.0, 0}, 320, 16),
-      model("RTX-2080-Ti", "RTX-2080-Ti", {}, {13.4, 0, 53.8, 0}, 616, 11),
-      model("RTX-3090", "RTX-3090", {}, {35.6, 35.6, 71.0, 0}, 936, 24),
-      model("RTX-4090", "RTX-4090", {}, {82.6, 82.6, 165.2, 330.3}, 1008, 24),
-      model("A10G", "A10G", {}, {31.2, 0, 70.0, 0}, 600, 24),
-      model("L4", "L4", {}, {30.3, 60.0, 121.0, 242.5}, 300, 24),
-      model("L40S", "L40S", {}, {91.6, 183.0, 362.05, 733.0}, 864, 48),
-      model("A100-SXM4-40GB", "A100", {"A100", "A100-SXM4"}, {19.5, 156.0, 312.0, 0}, 1555, 40),
-      model("A100-SXM4-80GB", "A100-SXM4-80GB", {"A100-80GB"}, {19.5, 156.0, 312.0, 0}, 2039, 80),
-      model("A100-PCIe-40GB", "A100-PCIe-40GB", {"A100-PCIe"}, {19.5, 156.0, 312.0, 0}, 1555, 40),
-      model("A100-PCIe-80GB", "A100-PCIe-80GB", {}, {19.5, 156.0, 312.0, 0}, 1935, 80),
-      model("H100-SXM5-80GB", "H100", {"H100", "H100-SXM", "H100-SXM5", "H100-80GB-HBM3"},
-            {67.0, 494.5, 989.0, 1979.0}, 3350, 80),
-      model("H100-PCIe-80GB", "H100-PCIe-80GB", {"H100-PCIe"}, {51.0, 378.0, 756.5, 1513.0}, 2000,
+      model("P100-SXM2-16GB", "P100", {"P100"}, {10.6, 0, 21.2, 0}, 732, 16, 60),
+      model("P40", "P40", {"P40-24GB"}, {12.0, 0, 12.0, 0}, 346, 24, 61),
+      model("V100-SXM2-16GB", "V100", {"V100", "V100-SXM2"}, {15.7, 0, 125.0, 0}, 900, 16, 70),
+      model("V100-SXM2-32GB", "V100", {}, {15.7, 0, 125.0, 0}, 900, 32, 70),
+      model("V100-PCIe-16GB", "V100-PCIe-16GB", {"V100-PCIe"}, {14.0, 0, 112.0, 0}, 900, 16, 70),
+      model("V100-PCIe-32GB", "V100-PCIe-32GB", {}, {14.0, 0, 112.0, 0}, 900, 32, 70),
+      model("T4", "T4", {"T4-16GB"}, {8.1, 0, 65.0, 0}, 320, 16, 75),
+      model("RTX-2080-Ti", "RTX-2080-Ti", {}, {13.4, 0, 53.8, 0}, 616, 11, 75),
+      model("RTX-3090", "RTX-3090", {}, {35.6, 35.6, 71.0, 0}, 936, 24, 86),
+      model("RTX-4090", "RTX-4090", {}, {82.6, 82.6, 165.2, 330.3}, 1008, 24, 89),
+      model("A10G", "A10G", {}, {31.2, 0, 70.0, 0}, 600, 24, 86),
+      model("L4", "L4", {}, {30.3, 60.0, 121.0, 242.5}, 300, 24, 89),
+      model("L40S", "L40S", {}, {91.6, 183.0, 362.05, 733.0}, 864, 48, 89),
+      model("A100-SXM4-40GB", "A100", {"A100", "A100-SXM4"}, {19.5, 156.0, 312.0, 0}, 1555, 40, 80),
+      model("A100-SXM4-80GB", "A100-SXM4-80GB", {"A100-80GB"}, {19.5, 156.0, 312.0, 0}, 2039, 80,
             80),
-      model("H100-NVL-94GB", "H100-NVL-94GB", {"H100-NVL"}, {60.0, 417.5, 835.5, 1670.5}, 3900, 94),
+      model("A100-PCIe-40GB", "A100-PCIe-40GB", {"A100-PCIe"}, {19.5, 156.0, 312.0, 0}, 1555, 40,
+            80),
+      model("A100-PCIe-80GB", "A100-PCIe-80GB", {}, {19.5, 156.0, 312.0, 0}, 1935, 80, 80),
+      model("H100-SXM5-80GB", "H100", {"H100", "H100-SXM", "H100-SXM5", "H100-80GB-HBM3"},
+            {67.0, 494.5, 989.0, 1979.0}, 3350, 80, 90),
+      model("H100-PCIe-80GB", "H100-PCIe-80GB", {"H100-PCIe"}, {51.0, 378.0, 756.5, 1513.0}, 2000,
+            80, 90),
+      model("H100-NVL-94GB", "H100-NVL-94GB", {"H100-NVL"}, {60.0, 417.5, 835.5, 1670.5}, 3900, 94,
+            90),
       model("H200-SXM-141GB", "H200-SXM-141GB", {"H200", "H200-SXM"}, {67.0, 494.5, 989.5, 1979.0},
-            4800, 141),
+            4800, 141, 90),
       model("GH200-96GB", "GH200-96GB", {"GH200", "GH200-480GB"}, {67.0, 494.5, 989.5, 1979.0},
-            4000, 96),
-      model("GH200-144GB", "GH200-144GB", {"GH200-624GB"}, {67.0, 494.5, 989.5, 1979.0}, 4900, 144),
-      model("B200-SXM-180GB", "B200-SXM-180GB", {"B200"}, {75.0, 1100.0, 2250.0, 4500.0}, 8000,
-            180),
-      model("MI250X", "MI250X", {}, {47.9, 0, 383.0, 0}, 3276.8, 128),
-      model("MI300X", "MI300X", {}, {163.4, 653.7, 1307.4, 2614.9}, 5300, 192),
+            4000, 96, 90),
+      model("GH200-144GB", "GH200-144GB", {"GH200-624GB"}, {67.0, 494.5, 989.5, 1979.0}, 4900, 144,
+            90),
+      model("B200-SXM-180GB", "B200-SXM-180GB", {"B200"}, {75.0, 1100.0, 2250.0, 4500.0}, 8000, 180,
+            100),
+      model("MI250X", "MI250X", {}, {47.9, 0, 383.0, 0}, 3276.8, 128, 0),
+      model("MI300X", "MI300X", {}, {163.4, 653.7, 1307.4, 2614.9}, 5300, 192, 0),
   };
 }
 
@@ -140,6 +149,7 @@ GpuSpec to_spec(const GpuModel& model) {
   gpu.fp32_efficiency = kFp32Efficiency;
   gpu.fp16_efficiency = kFp16Efficiency;
   gpu.kernel_overhead = kKernelOverhead;
+  gpu.compute_capability = model.compute_capability;
   return gpu;
 }
 
@@ -178,6 +188,31 @@ GpuSpec find_gpu(std::string_view name, const std::string& where) {
   throw InputError(where, "no GPU model \"" + std::string(name) + "\"" +
                               did_you_mean(name, all_names) + "; expected one of " +
                               join_choices(names));
+}
+
+int compute_capability(std::string_view gpu_name) {
+  const std::string wanted = normalized(gpu_name);
+  for (const GpuModel& gpu : catalog()) {
+    if (normalized(gpu.full_name) == wanted) return gpu.compute_capability;
+    for (const std::string& short_name : gpu.short_names)
+      if (normalized(short_name) == wanted) return gpu.compute_capability;
+  }
+  // Names nvidia-smi prints for GPUs the catalog has no compute figures for, matched by the
+  // model token they contain (same source as the catalog's figures). Longest first where one
+  // token contains another (A100 before A10, H100 before H10).
+  struct Arch {
+    const char* token;
+    int cc;
+  };
+  static constexpr Arch kArchs[] = {
+      {"gb200", 100}, {"b200", 100},   {"b100", 100}, {"gh200", 90},  {"h200", 90},
+      {"h100", 90},   {"h800", 90},    {"h20", 90},   {"l40", 89},    {"l4", 89},
+      {"a100", 80},   {"a800", 80},    {"a30", 80},   {"a10g", 86},   {"a10", 86},
+      {"a40", 86},    {"a6000", 86},   {"a5000", 86}, {"rtx-30", 86}, {"t4", 75},
+      {"v100", 70},   {"titan-v", 70}, {"p100", 60},  {"p40", 61},    {"k80", 37}};
+  for (const Arch& arch : kArchs)
+    if (wanted.find(arch.token) != std::string::npos) return arch.cc;
+  return 0;
 }
 
 } // namespace ddlsim::models

@@ -49,12 +49,36 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
                        format_bytes(c.sizes[i]) + " (" + std::to_string(c.sizes[i]) +
                            " B) is not a multiple of the " + std::string(coll::to_string(c.dtype)) +
                            " element size (" + std::to_string(element) + " B)");
+  // NCCL's view of the cluster, before any calibration (describe_nccl names what it rejects).
+  bool nvidia = true;
+  for (const topo::NodeGroup& group : cluster.node_groups)
+    if (models::compute_capability(group.spec.gpu_model) < 60) nvidia = false;
+  if (c.algorithm == "nccl" || nvidia) c.nccl_system = models::describe_nccl(cluster, c.ranks);
+  if (c.algorithm == "nccl") {
+    const models::NcclTuner tuner(*c.nccl_system, c.nccl);
+    coll::CollectiveCall call = make_collective_call(c, cluster, 0);
+    for (std::uint64_t size : c.sizes) {
+      const models::NcclChoice choice = tuner.choose(c.op, size);
+      call.bytes = size;
+      call.algorithm = choice.generator;
+      call.params.channels = choice.channels;
+      try {
+        coll::find_algorithm(c.op, choice.generator)->check(call);
+      } catch (const InputError& e) {
+        throw InputError("/workload", "at size " + format_bytes(size) + ", NCCL's choice " +
+                                          choice.describe() + " (" + choice.generator +
+                                          "): " + e.what());
+      }
+    }
+    return;
+  }
   if (c.algorithm == "auto") return;
   const coll::Algorithm* algorithm = coll::find_algorithm(c.op, c.algorithm);
   if (!algorithm) {
     std::vector<std::string> names;
     for (const coll::Algorithm* a : coll::algorithms_for(c.op)) names.emplace_back(a->name());
     names.emplace_back("auto");
+    names.emplace_back("nccl");
     throw InputError("/workload/algorithm", "unknown " + std::string(coll::to_string(c.op)) +
                                                 " algorithm \"" + c.algorithm + "\"" +
                                                 did_you_mean(c.algorithm, names) + "; expected " +

@@ -39,6 +39,18 @@ coll::AlgorithmParams parse_params(const JsonValue& section) {
   return params;
 }
 
+models::NcclOverrides parse_nccl_overrides(const JsonValue& section) {
+  models::NcclOverrides force;
+  JsonObject object = section.object();
+  if (auto v = object.optional("algorithm"))
+    force.algorithm = models::parse_nccl_algorithm(v->non_empty_string(), v->path());
+  if (auto v = object.optional("protocol"))
+    force.protocol = models::parse_nccl_protocol(v->non_empty_string(), v->path());
+  if (auto v = object.optional("channels")) force.channels = static_cast<int>(v->integer(1, 64));
+  object.finish();
+  return force;
+}
+
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
   std::vector<std::uint64_t> out;
   if (sizes.raw().is_array()) {
@@ -85,6 +97,13 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
                                coll::Op::send_recv});
   if (auto v = object.optional("algorithm")) c.algorithm = v->non_empty_string();
   if (auto v = object.optional("params")) c.params = parse_params(*v);
+  if (auto v = object.optional("nccl")) {
+    if (c.algorithm != "nccl")
+      v->fail(
+          "the \"nccl\" object forces NCCL's choice; it needs \"algorithm\": \"nccl\" (found \"" +
+          c.algorithm + "\")");
+    c.nccl = parse_nccl_overrides(*v);
+  }
   if (auto v = object.optional("dtype"))
     c.dtype = parse_enum(
         *v, std::array{coll::DataType::fp32, coll::DataType::fp16, coll::DataType::bf16});

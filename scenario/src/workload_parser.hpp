@@ -8,6 +8,8 @@ namespace ddlsim::detail {
 WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
                             const std::filesystem::path& base_dir);
 coll::AlgorithmParams parse_params(const JsonValue& section);
+// The collective workload's "nccl" object: {"algorithm", "protocol", "channels"}, each optional.
+models::NcclOverrides parse_nccl_overrides(const JsonValue& section);
 // workload.type = "training" (training_parser.cpp): reads the keys of `workload` it knows; the
 // caller finishes the object. Model files are relative to `base_dir`.
 TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,

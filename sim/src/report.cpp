@@ -48,6 +48,11 @@ void print_table(const CollectiveReport& report, std::ostream& out) {
                   algbw * factor, row.algorithm.c_str());
     out << line;
     if (!row.why.empty()) out << "#   auto chose " << row.algorithm << ": " << row.why << "\n";
+    if (!row.nccl_choice.empty()) {
+      std::snprintf(line, sizeof line, "#   nccl chose %s: %s (NCCL's model: %.2f us)\n",
+                    format_bytes(row.bytes).c_str(), row.nccl_choice.c_str(), row.nccl_model_us);
+      out << line;
+    }
   }
 }
 
@@ -69,6 +74,8 @@ Json to_json(const CollectiveReport& report) {
               {"bytes_sent", row.bytes_sent},
               {"peak_flows_per_link", row.peak_flows_per_link}};
     if (!row.why.empty()) j["auto_reason"] = row.why;
+    if (!row.nccl_choice.empty())
+      j["nccl"] = {{"choice", row.nccl_choice}, {"model_us", row.nccl_model_us}};
     if (!row.engine_details.is_null()) j[report.engine] = row.engine_details;
     rows.push_back(std::move(j));
   }

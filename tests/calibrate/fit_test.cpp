@@ -134,7 +134,7 @@ TEST_CASE("the fit responds to the data: a slower network gives a lower efficien
   CHECK(efficiencies[1] == Approx(efficiencies[0] / 2).epsilon(0.02));
 }
 
-TEST_CASE("NCCL's choice model takes the faster protocol per size and says which") {
+TEST_CASE("NCCL's choice model picks the protocol per size as NCCL's tuner does and says which") {
   const PointModel model(small_cluster());
   std::vector<MeasuredPoint> points = ring_points(4, 64, 256 << 20);
   for (MeasuredPoint& p : points) p.algorithm.clear(); // NCCL chose
@@ -143,8 +143,9 @@ TEST_CASE("NCCL's choice model takes the faster protocol per size and says which
   const std::vector<Prediction> predicted = model.predict(c, points);
   CHECK(predicted.front().protocol == "ll");
   CHECK(predicted.back().protocol == "simple");
-  // 2 nodes of 2 GPUs: Tree (nccl_tree) is a candidate for all-reduce.
-  CHECK_THAT(model.choice_model(), Catch::Contains("nccl_tree"));
+  // The choice is NCCL's own model (models/nccl_model.hpp), shared with "algorithm": "nccl".
+  CHECK_THAT(model.choice_model(), Catch::Contains("NCCL 2.30's tuner"));
+  CHECK(predicted.back().algorithm == "nccl_ring");
   for (std::size_t i = 1; i < predicted.size(); ++i)
     CHECK(predicted[i].seconds >= predicted[i - 1].seconds);
 }

@@ -30,6 +30,12 @@ check "the table has the nccl-tests columns" bash -c \
 check "run --trace writes a Chrome trace" bash -c \
   "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
 check "auto explains its choice" bash -c "'$ddlsim' run '$scenarios/dgx-a100.json' --algorithm auto | grep -q 'auto chose'"
+cat >"$work/nccl.json" <<'JSON'
+{ "topology": { "nodes": [{ "preset": "dgx-h100", "count": 2 }], "fabric": { "type": "single_switch" } },
+  "workload": { "type": "collective", "op": "all_reduce", "algorithm": "ring", "sizes": ["1MiB"] } }
+JSON
+check "--algorithm nccl says what NCCL's model chose per size" bash -c \
+  "'$ddlsim' run '$work/nccl.json' --algorithm nccl | grep -q '^#   nccl chose 1 MiB: .*, [0-9]* channel'"
 
 # The flow engine (SimGrid in a child process per size): same seed, same bytes; SimGrid says
 # nothing on stdout; a trace comes back from the child.

@@ -41,6 +41,8 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
     row.reduction = call.reduction;
     row.algorithm = result.algorithm;
     row.why = result.auto_reason;
+    row.nccl_choice = result.nccl_choice;
+    row.nccl_model_us = result.nccl_model_seconds * 1e6;
     row.time = result.time;
     row.steps = result.steps;
     row.transfers = result.transfers;
@@ -58,6 +60,10 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
   }
   std::ostringstream text;
   sim::print_table(table, text);
+  if (options.nccl) { // what NCCL's model sees, under the choices it made
+    std::istringstream lines(options.nccl->system().summary());
+    for (std::string line; std::getline(lines, line);) text << "# " << line << "\n";
+  }
   for (std::size_t i = 0; i < summaries.size(); ++i)
     if (!summaries[i].empty())
       text << "# " << engine << " engine, " << format_bytes(table.rows[i].bytes) << ":\n"

@@ -50,6 +50,7 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
   sim::CommonOptions options;
   options.seed = scenario.seed;
+  options.nccl = nccl_tuner(scenario);
   const sim::EngineResult result = sim::simulate(call, topology, router, scenario.engine, options);
   plan::PointMetrics metrics;
   metrics.gpus = call.ranks;

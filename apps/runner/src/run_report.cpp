@@ -9,7 +9,19 @@ sim::CommonOptions common_options(const Scenario& scenario, const RunSettings& s
   options.seed = scenario.seed;
   options.record_steps = settings.trace;
   options.progress = settings.progress;
+  options.nccl = nccl_tuner(scenario);
   return options;
+}
+
+std::shared_ptr<const models::NcclTuner> nccl_tuner(const Scenario& scenario) {
+  const CollectiveWorkload& workload = scenario.workload.collective;
+  if (scenario.workload.type != "collective" || workload.algorithm != "nccl") return nullptr;
+  // `--algorithm nccl` on a scenario loaded for another algorithm on non-NVIDIA GPUs: describe
+  // (and reject) here.
+  return std::make_shared<const models::NcclTuner>(
+      workload.nccl_system ? *workload.nccl_system
+                           : models::describe_nccl(scenario.topology, workload.ranks),
+      workload.nccl);
 }
 
 RunReport run_scenario(const Scenario& scenario, const std::string& label,

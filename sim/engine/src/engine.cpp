@@ -7,6 +7,7 @@
 #include "schedule_run.hpp"
 
 #include <memory>
+#include <optional>
 
 namespace ddlsim::sim {
 namespace {
@@ -15,7 +16,20 @@ EngineResult simulate_collective(coll::CollectiveCall call, const topo::Topology
                                  topo::Router& router, const EngineSpec& spec,
                                  const CommonOptions& options) {
   std::string auto_reason;
-  if (call.algorithm == "auto") {
+  std::optional<models::NcclChoice> nccl;
+  Picoseconds overhead = spec.launch_overhead;
+  if (call.algorithm == "nccl") {
+    if (!options.nccl)
+      throw InputError("/workload/algorithm",
+                       "\"nccl\" needs NCCL's description of the cluster, which this caller "
+                       "does not give; name a ddlsim algorithm (e.g. \"nccl_ring\")");
+    nccl = options.nccl->choose(call.op, call.bytes);
+    call.algorithm = nccl->generator;
+    call.params.channels = nccl->channels;
+    call.protocol = models::nccl_protocol(options.nccl->system(), nccl->algorithm, nccl->protocol);
+    // NCCL's base latency is its software cost per call; a calibrated overhead replaces it.
+    if (overhead == 0) overhead = models::nccl_call_overhead(nccl->algorithm, nccl->protocol);
+  } else if (call.algorithm == "auto") {
     if (std::holds_alternative<packet::PacketEngineSpec>(spec.kind))
       throw InputError("/workload/algorithm",
                        "\"auto\" chooses with the analytic engine; name an algorithm for the "
@@ -26,9 +40,13 @@ EngineResult simulate_collective(coll::CollectiveCall call, const topo::Topology
     auto_reason = choice.reason;
   }
   EngineResult result = run_schedule(coll::Schedule::make(call), topology, router, spec, options);
-  result.time += spec.launch_overhead;
+  result.time += overhead;
   result.algorithm = std::move(call.algorithm);
   result.auto_reason = std::move(auto_reason);
+  if (nccl) {
+    result.nccl_choice = nccl->describe();
+    result.nccl_model_seconds = nccl->model_seconds;
+  }
   return result;
 }
 

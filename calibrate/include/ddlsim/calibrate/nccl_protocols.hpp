@@ -2,9 +2,8 @@
 // NCCL_PROTO, following NCCL's own rule (src/graph/tuning.cc, ncclTopoTuneModel): LL and Simple
 // are always on; LL128 is on by default only when
 //   - the NCCL version has it (2.5 and later) and enables it for the GPU architecture
-//     (2.5-2.6: Volta; 2.7-2.17: Volta, Ampere (sm_80 only); 2.18-2.24: and Hopper; 2.25 and
-//     later: and Blackwell; the newest releases any sm_70+ architecture), with one architecture
-//     in the whole job;
+//     (models::nccl_ll128_architecture, the rule NCCL's model in models/ uses too), with one
+//     architecture in the whole job;
 //   - the GPUs of a node talk over NVLink (typeIntra <= PATH_NVB), or a node has one GPU;
 //   - across nodes, the GPU reaches its NIC through PCIe switches only (typeInter <= PATH_PXB),
 //     i.e. GPUDirect RDMA: not with NCCL's socket transport (NET/Socket stages through host
@@ -15,6 +14,7 @@
 #pragma once
 
 #include "ddlsim/calibrate/measurement.hpp"
+#include "ddlsim/models/gpu.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
 #include <string>
@@ -31,8 +31,7 @@ struct ProtocolChoice {
 // `system`: what the log says (version, transport, GPU name); `spec`: the measured cluster.
 ProtocolChoice infer_nccl_protocols(const MeasuredSystem& system, const topo::ClusterSpec& spec);
 
-// CUDA compute capability x10 (70 = sm_70) of a GPU model name such as "Tesla V100-SXM2-16GB",
-// "A100-SXM4-80GB" or "NVIDIA A10G"; 0 when the name is not one we know.
-int compute_capability(const std::string& gpu_name);
+// CUDA compute capability x10 of a GPU model name (models/gpu.hpp: one table for everything).
+using models::compute_capability;
 
 } // namespace ddlsim::calib

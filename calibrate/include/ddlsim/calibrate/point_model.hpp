@@ -2,8 +2,11 @@
 // with a calibration applied, plus the calibration's launch overhead.
 //
 // When the source says which algorithm ran (a ddlsim report), that generator runs under the
-// first (bandwidth) protocol. When the library chose (NCCL), the model follows NCCL's tuner
-// (src/graph/tuning.cc: the (algorithm, protocol) pair of least modelled time) over
+// first (bandwidth) protocol. When the library chose (NCCL) on NVIDIA GPUs, NCCL's own choice
+// model (models/nccl_model.hpp, the one the engine's "nccl" uses) picks the algorithm, protocol
+// and channels per point among the calibrated protocols and the NCCL algorithms ddlsim has a
+// generator for; the generator runs under the calibration's protocol of that name. Otherwise
+// (other GPUs, or nothing NCCL would run has a generator) the model takes the fastest
 //   - Ring: ddlsim's `ring` in rank order;
 //   - Tree (all-reduce on more than one node, as since NCCL 2.4): ddlsim's `nccl_tree`, NCCL's
 //     pipelined double binary tree with a chain inside each node, on 2L channels (one chain per
@@ -16,6 +19,7 @@
 #include "ddlsim/calibrate/measurement.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,13 +53,22 @@ public:
   std::string choice_model() const;
 
 private:
+  struct NcclPick {
+    std::string generator;
+    int channels = 1;
+    int protocol = 0; // index into the calibration's protocols
+  };
   std::vector<coll::CollectiveCall> candidates(const MeasuredPoint& point) const;
+  std::optional<NcclPick> nccl_pick(const MeasuredPoint& point,
+                                    const Calibration& calibration) const;
 
   topo::ClusterSpec spec_;
   std::uint64_t seed_;
   int nodes_ = 0;
   int gpus_per_node_ = 0;
   int total_gpus_ = 0;
+  bool nccl_ranks_ok_ = false; // every GPU is one NCCL's model knows
+  std::string nccl_offered_;   // the NCCL algorithms with a generator, for choice_model()
 };
 
 } // namespace ddlsim::calib

@@ -38,6 +38,7 @@ struct GpuSpec {
   std::array<double, kLayerKinds> fp16_efficiency{};
   double memory_efficiency = 0.8;  // fraction of the memory bandwidth streaming kernels reach
   Picoseconds kernel_overhead = 0; // per layer and pass (launch and framework dispatch)
+  int compute_capability = 0;      // CUDA compute capability x10 (90 = sm_90); 0 = not CUDA
   // Collective local steps: reduction (reads 2, writes 1 byte per byte) and top-k selection.
   double reduce_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 3; }
   double topk_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 8; }
@@ -51,6 +52,10 @@ std::vector<std::string> gpu_preset_names();
 // ("NVIDIA H100 80GB HBM3" is the H100 SXM5). Anything else throws InputError at `where`
 // listing the known models: no GPU silently gets another GPU's figures.
 GpuSpec find_gpu(std::string_view name, const std::string& where);
+// CUDA compute capability x10 (70 = sm_70) of a GPU model name as find_gpu accepts it, or as
+// nvidia-smi prints it ("Tesla V100-SXM2-16GB", "NVIDIA A10G", "NVIDIA H800"); 0 when the name
+// is not an NVIDIA GPU we know.
+int compute_capability(std::string_view gpu_name);
 
 struct LayerTimes {
   Picoseconds forward = 0;

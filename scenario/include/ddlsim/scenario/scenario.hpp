@@ -7,6 +7,7 @@
 
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
@@ -22,8 +23,14 @@ namespace ddlsim {
 // workload.type = "collective": one collective at a list of sizes.
 struct CollectiveWorkload {
   coll::Op op = coll::Op::all_reduce;
-  std::string algorithm = "ring"; // or "auto"
+  std::string algorithm = "ring"; // or "auto", or "nccl" (NCCL's own choice per size)
   coll::AlgorithmParams params;
+  // The "nccl" object: what NCCL's choice is forced to (NCCL_ALGO, NCCL_PROTO, channels).
+  models::NcclOverrides nccl;
+  // NCCL's view of the cluster as the scenario describes it, before any calibration (NCCL sees
+  // the hardware's nominal rates): set when the algorithm is "nccl" or every GPU is one NCCL
+  // runs on, so that `--algorithm nccl` can use it too.
+  std::optional<models::NcclSystem> nccl_system;
   coll::DataType dtype = coll::DataType::fp32;
   coll::Reduction reduction = coll::Reduction::sum;
   int root = 0;

@@ -18,7 +18,9 @@ struct CollectiveRow {
   coll::DataType dtype = coll::DataType::fp32;
   coll::Reduction reduction = coll::Reduction::sum;
   std::string algorithm;
-  std::string why; // for "auto": the ranking that chose it
+  std::string why;          // for "auto": the ranking that chose it
+  std::string nccl_choice;  // for "nccl": NCCL's choice, "tree/LL128, 16 channels"
+  double nccl_model_us = 0; // for "nccl": NCCL's own modelled time of the call
   Picoseconds time = 0;
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ struct RunReport {
   // simulating 64 MiB; the sizes above it are complete". `table` and `json` hold what finished.
   std::string incomplete;
 };
+
+// NCCL's tuner for a collective workload whose algorithm is "nccl" (the scenario's NCCL view of
+// the cluster and its forced keys), else null: what sim::CommonOptions::nccl takes.
+std::shared_ptr<const models::NcclTuner> nccl_tuner(const Scenario& scenario);
 
 // Simulates the scenario's workload on its engine; `label` names the scenario in the report
 // (its name, or its file). Throws InputError for what the engine cannot run.

@@ -6,7 +6,8 @@
 // call (a training iteration runs it as a step before each of its collectives). It returns one
 // EngineResult: the figures every engine has, plus what only some engines add (the packet
 // engine's drop and queue figures, its queue-depth trace counters; the analytic tuner's choice
-// for algorithm "auto") in a form callers present without knowing which engine ran.
+// for algorithm "auto", NCCL's for "nccl") in a form callers present without knowing which
+// engine ran.
 //
 //   const sim::EngineResult result = sim::simulate(call, topology, router, scenario.engine, {});
 //   print(result.time, result.details.summary);
@@ -15,6 +16,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
@@ -24,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -37,7 +40,8 @@ struct TrainingIteration {
 };
 
 // A collective call (algorithm "auto": chosen by timing the candidates on the analytic engine,
-// sim/auto_select.hpp) or a training iteration.
+// sim/auto_select.hpp; "nccl": NCCL's own choice per size, models/nccl_model.hpp, with
+// CommonOptions::nccl) or a training iteration.
 using Workload = std::variant<coll::CollectiveCall, TrainingIteration>;
 
 // How to run, the same for every engine.
@@ -48,6 +52,11 @@ struct CommonOptions {
   // Called every so often with the simulated time and the work done so far, counted in
   // progress_unit(spec); returning false stops the run (EngineResult::complete is then false).
   std::function<bool(Picoseconds simulated, std::uint64_t done)> progress;
+  // A collective with algorithm "nccl": NCCL's tuner for the cluster and the scenario's forced
+  // keys (models::describe_nccl on the scenario's topology, the workload's "nccl" object). The
+  // call runs the generator of NCCL's choice with its channels and protocol, plus NCCL's
+  // per-call base latency unless the spec has a (calibrated) launch overhead.
+  std::shared_ptr<const models::NcclTuner> nccl;
 };
 
 // What an engine adds to the figures every engine has.
@@ -71,13 +80,16 @@ struct EngineResult {
   std::size_t peak_flows_per_link = 0;    // 0 where the engine does not count it (packet)
   std::string algorithm;                  // a collective: the algorithm that ran
   std::string auto_reason;                // a collective with algorithm "auto": why that one
+  std::string nccl_choice;                // algorithm "nccl": "tree/LL128, 16 channels"
+  double nccl_model_seconds = 0;          // algorithm "nccl": NCCL's own modelled time
   std::vector<models::JobIteration> jobs; // a training iteration: per job, in the jobs' order
   std::vector<StepRecord> steps_recorded; // with CommonOptions::record_steps
   EngineDetails details;
 };
 
 // Rank r runs on topology.gpus()[r]. Throws InputError for what the engine cannot run (more
-// ranks than GPUs, no route, "auto" on the packet engine, a job the collectives cannot do),
+// ranks than GPUs, no route, "auto" on the packet engine, "nccl" for an op NCCL does not tune,
+// a job the collectives cannot do),
 // naming the JSON path of the scenario key to change.
 EngineResult simulate(const Workload& workload, const topo::Topology& topology,
                       topo::Router& router, const EngineSpec& spec, const CommonOptions& options);

@@ -1,0 +1,237 @@
+// NCCL's choice model (models/nccl_model.hpp): the description NCCL's search finds, the cost
+// table of src/graph/tuning.cc (NCCL 2.30.7) against figures computed by hand from that file,
+// and the choice per size.
+#include "ddlsim/models/gpu.hpp"
+#include "ddlsim/models/nccl_model.hpp"
+#include "ddlsim/topologies/presets.hpp"
+#include "error_of.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ddlsim;
+using namespace ddlsim::models;
+using ddlsim::test_support::error_of;
+
+namespace {
+
+topo::ClusterSpec cluster(const char* preset, int nodes) {
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({*topo::find_node_preset(preset), nodes});
+  return spec;
+}
+
+bool only_ring(NcclAlgorithm a, NcclProtocol) {
+  return a == NcclAlgorithm::ring;
+}
+bool every_algorithm(NcclAlgorithm, NcclProtocol) {
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("NCCL model: compute capability from the GPU catalog and nvidia-smi names") {
+  CHECK(find_gpu("H100", "x").compute_capability == 90);
+  CHECK(find_gpu("A100-SXM4-80GB", "x").compute_capability == 80);
+  CHECK(find_gpu("MI300X", "x").compute_capability == 0);
+  CHECK(compute_capability("Tesla V100-SXM2-16GB") == 70);
+  CHECK(compute_capability("NVIDIA H800") == 90);
+  CHECK(compute_capability("B200") == 100);
+  CHECK(compute_capability("some accelerator") == 0);
+}
+
+TEST_CASE("NCCL model: a 2-node DGX H100 as NCCL's search sees it") {
+  const NcclSystem s = describe_nccl(cluster("dgx-h100", 2), 16);
+  CHECK(s.nodes == 2);
+  CHECK(s.local_ranks == 8);
+  CHECK(s.min_cc == 90);
+  CHECK(s.intra == "nvswitch");
+  CHECK(s.nvlinks_per_gpu == 18);
+  CHECK(s.nvlink_gbs == Approx(18 * 20.6)); // topo.h SM90_NVLINK_BW
+  CHECK(s.pcie_gbs == Approx(48.0));        // Gen5 x16: 16 x 240 / 80
+  CHECK(s.nic_gbs == Approx(50.0));         // 400 Gb/s / 8
+  CHECK(s.nic_path == NcclNicPath::pxb);
+  // Ring: 48 GB/s fits 7 channels on 370.8 GB/s of NVLink, 45 GB/s fits 8 (one per NIC).
+  CHECK(s.ring == NcclGraph{8, 45, 45});
+  CHECK(s.tree == NcclGraph{8, 45, 45});
+  // NVLS: heads carry twice, (8 + 1) x 40 <= 370.8; across nodes raised to the NIC path's 48.
+  CHECK(s.nvls == NcclGraph{8, 40, 48});
+  CHECK(s.channels == 16);      // connect.cc doubles the 8 search channels
+  CHECK(s.nvls_channels == 16); // NVLS_NCHANNELS_SM90
+  CHECK(s.ll128);
+}
+
+TEST_CASE("NCCL model: one DGX H100 and one DGX A100 node") {
+  const NcclSystem h = describe_nccl(cluster("dgx-h100", 1), 8);
+  CHECK(h.ring == NcclGraph{12, 30, 30}); // 6 x 60, duplicated to 12 x 30
+  CHECK(h.channels == 24);
+  CHECK(h.nvls == NcclGraph{8, 40, 60});
+  const NcclSystem a = describe_nccl(cluster("dgx-a100", 1), 8);
+  CHECK(a.nvlink_gbs == Approx(240.0)); // 12 links x SM80_NVLINK_BW
+  CHECK(a.ring == NcclGraph{12, 20, 20});
+  CHECK(a.channels == 24);
+  CHECK(a.nvls_channels == 0); // NVLS needs sm_90
+}
+
+TEST_CASE("NCCL model: more NICs per node give more inter-node bandwidth") {
+  double previous = 0;
+  for (int nics : {1, 2, 4, 8}) {
+    topo::ClusterSpec spec = cluster("dgx-h100", 4);
+    spec.node_groups[0].spec.nics = nics;
+    spec.node_groups[0].spec.pcie_switches = std::min(nics, 4);
+    const NcclSystem s = describe_nccl(spec, 32);
+    INFO(nics << " NICs: " << s.summary());
+    const double inter = s.ring.channels * s.ring.bw_inter;
+    CHECK(inter > previous);
+    previous = inter;
+    const NcclTuner tuner(s);
+    CHECK(
+        tuner.cost(coll::Op::all_reduce, NcclAlgorithm::ring, NcclProtocol::simple).bandwidth_gbs ==
+        Approx(inter * 32 / 62.0));
+  }
+}
+
+TEST_CASE("NCCL model: tuning.cc's cost table on a 2-node DGX H100") {
+  const NcclTuner tuner(describe_nccl(cluster("dgx-h100", 2), 16));
+  auto cell = [&](NcclAlgorithm a, NcclProtocol p) {
+    return tuner.cost(coll::Op::all_reduce, a, p);
+  };
+  using A = NcclAlgorithm;
+  using P = NcclProtocol;
+  // Ring, 8 channels x 45 GB/s; algorithm bandwidth = bus bandwidth x 16 / 30.
+  CHECK(cell(A::ring, P::ll).bandwidth_gbs == Approx(39.0 * 16 / 30)); // llMaxBws Intel, 2 nodes
+  CHECK(cell(A::ring, P::ll128).bandwidth_gbs == Approx(8 * 36.7 * 16 / 30).epsilon(1e-5));
+  CHECK(cell(A::ring, P::simple).bandwidth_gbs == Approx(360.0 * 16 / 30));
+  // Latency: base + 28 NVLink steps at max(hw, net overhead) + 2 network steps.
+  CHECK(cell(A::ring, P::ll).latency_us == Approx(6.6 + 28 * 1.0 + 2 * 2.7));
+  CHECK(cell(A::ring, P::ll128).latency_us == Approx(14.0 + 28 * 1.9 + 2 * 4.0));
+  CHECK(cell(A::ring, P::simple).latency_us == Approx(8.4 + 28 * 3.4 + 2 * 14.0));
+  // Tree: min(360 x 0.92, 8 x 41.4), then per protocol, x 0.5.
+  CHECK(cell(A::tree, P::ll).bandwidth_gbs == Approx(39.0 * 0.5));
+  CHECK(cell(A::tree, P::ll128).bandwidth_gbs == Approx(8 * 36.7 * 0.5).epsilon(1e-5));
+  CHECK(cell(A::tree, P::simple).bandwidth_gbs == Approx(331.2 * 0.5).epsilon(1e-5));
+  CHECK(cell(A::tree, P::ll).latency_us == Approx(6.8 + 2 * (7 * 0.6 + 5.0)));
+  CHECK(cell(A::tree, P::simple).latency_us == Approx(8.4 + 2 * (7 * 4.0 + 14.0)));
+  // NVLS Tree: min(40 x 0.85 x 7/8 x 2, 48 x 2, 57.7) per channel.
+  CHECK(cell(A::nvls_tree, P::simple).bandwidth_gbs == Approx(8 * 57.7 * 16 / 30).epsilon(1e-5));
+  CHECK(cell(A::nvls_tree, P::simple).latency_us == Approx(25.0 + 2 * 20.9).epsilon(1e-5));
+  CHECK(cell(A::nvls_tree, P::ll).bandwidth_gbs == 0); // NVLS runs Simple only
+  CHECK(cell(A::nvls, P::simple).bandwidth_gbs == 0);  // NVLS across nodes needs CollNet
+  // The ring's Simple plateau on several nodes: latency x 1.4 once a channel's share is 64 B.
+  CHECK(tuner.model_time_us(coll::Op::all_reduce, A::ring, P::simple, 1 << 20) ==
+        Approx((8.4 + 28 * 3.4 + 28) * 1.4 + (1 << 20) / (1000 * 192.0)).epsilon(1e-5));
+  // Tree correction for 1 MiB, LL128: treeCorrectionFactor[1][log2(16384) = 14] = 0.6.
+  CHECK(tuner.model_time_us(coll::Op::all_reduce, A::tree, P::ll128, 1 << 20) ==
+        Approx(48.5 + (1 << 20) / (1000 * 146.8 * 0.6)).epsilon(1e-5));
+}
+
+TEST_CASE("NCCL model: LL, then LL128, then Simple as the size grows on one NVLink node") {
+  const NcclTuner tuner(describe_nccl(cluster("dgx-h100", 1), 8));
+  std::vector<NcclProtocol> seen;
+  for (std::uint64_t bytes = 1024; bytes <= (1ull << 30); bytes *= 2) {
+    const NcclChoice c = tuner.choose(coll::Op::all_reduce, bytes, only_ring);
+    CHECK(c.algorithm == NcclAlgorithm::ring);
+    CHECK(c.generator == "nccl_ring");
+    if (seen.empty() || seen.back() != c.protocol) seen.push_back(c.protocol);
+  }
+  CHECK(seen == std::vector{NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple});
+  // Small calls launch fewer channels: 64 KiB of ring LL = 2 channels of 512 threads x 64 B.
+  CHECK(tuner.choose(coll::Op::all_reduce, 64 << 10, only_ring).channels == 2);
+  CHECK(tuner.choose(coll::Op::all_reduce, 1 << 30, only_ring).channels == 24);
+  // With every algorithm, NVLS takes the large sizes on one H100 node.
+  CHECK(tuner.choose(coll::Op::all_reduce, 1 << 30, every_algorithm).algorithm ==
+        NcclAlgorithm::nvls);
+}
+
+TEST_CASE("NCCL model: across nodes Tree wins small and mid sizes and Ring the largest") {
+  const NcclTuner tuner(describe_nccl(cluster("dgx-h100", 2), 16));
+  auto pick = [&](std::uint64_t bytes) {
+    return tuner
+        .choose(coll::Op::all_reduce, bytes,
+                [](NcclAlgorithm a, NcclProtocol) {
+                  return a == NcclAlgorithm::ring || a == NcclAlgorithm::tree;
+                })
+        .algorithm;
+  };
+  CHECK(pick(4 << 10) == NcclAlgorithm::tree);
+  CHECK(pick(1 << 20) == NcclAlgorithm::tree);
+  CHECK(pick(1ull << 30) == NcclAlgorithm::ring);
+  // NVLS Tree, where offered, takes the large sizes.
+  CHECK(tuner.choose(coll::Op::all_reduce, 1ull << 30, every_algorithm).algorithm ==
+        NcclAlgorithm::nvls_tree);
+  // Without a registered generator an algorithm is never chosen by default.
+  const NcclChoice c = tuner.choose(coll::Op::all_reduce, 1 << 20);
+  CHECK(!c.generator.empty());
+  CHECK(nccl_generator(coll::Op::all_reduce, c.algorithm) == c.generator);
+}
+
+TEST_CASE("NCCL model: forced algorithm, protocol and channels are honoured") {
+  const NcclSystem s = describe_nccl(cluster("dgx-h100", 2), 16);
+  NcclOverrides force;
+  force.protocol = NcclProtocol::simple;
+  force.channels = 4;
+  const NcclTuner tuner(s, force);
+  const NcclChoice c = tuner.choose(coll::Op::all_reduce, 1 << 30, only_ring);
+  CHECK(c.protocol == NcclProtocol::simple);
+  CHECK(c.channels == 4);
+  CHECK(c.describe() == "ring/Simple, 4 channels");
+  // A forced LL128 runs where the default rule would leave it off (PCIe inside the node).
+  topo::ClusterSpec pcie = cluster("dgx-h100", 1);
+  pcie.node_groups[0].spec.intra = topo::IntraNode::pcie_only;
+  const NcclSystem p = describe_nccl(pcie, 8);
+  CHECK_FALSE(p.ll128);
+  CHECK(NcclTuner(p)
+            .cost(coll::Op::all_reduce, NcclAlgorithm::ring, NcclProtocol::ll128)
+            .bandwidth_gbs == 0);
+  NcclOverrides ll128;
+  ll128.protocol = NcclProtocol::ll128;
+  CHECK(NcclTuner(p, ll128).choose(coll::Op::all_reduce, 1 << 20, only_ring).protocol ==
+        NcclProtocol::ll128);
+  // A forced algorithm with no generator is an error naming the key.
+  NcclOverrides tree;
+  tree.algorithm = NcclAlgorithm::collnet_direct;
+  CHECK_THAT(error_of([&] { NcclTuner(s, tree).choose(coll::Op::all_reduce, 1 << 20); }),
+             Catch::Contains("/workload/nccl") && Catch::Contains("collnet_direct"));
+  CHECK_THAT(error_of([&] { parse_nccl_algorithm("rign", "/workload/nccl/algorithm"); }),
+             Catch::Contains("/workload/nccl/algorithm") && Catch::Contains("ring"));
+  CHECK(parse_nccl_algorithm("NVLSTree", "x") == NcclAlgorithm::nvls_tree);
+  CHECK(parse_nccl_protocol("LL128", "x") == NcclProtocol::ll128);
+  CHECK_THAT(error_of([&] { NcclTuner(s).choose(coll::Op::all_to_all, 1 << 20); }),
+             Catch::Contains("/workload/op"));
+}
+
+TEST_CASE("NCCL model: protocol costs and per-call overhead come from tuning.cc") {
+  const NcclSystem s = describe_nccl(cluster("dgx-h100", 2), 16);
+  const coll::Protocol ll = nccl_protocol(s, NcclAlgorithm::ring, NcclProtocol::ll);
+  CHECK(ll.name == "ll");
+  CHECK(ll.payload_efficiency == 0.5);
+  CHECK(ll.intra_hop_ps == 1'000'000); // max(NVLink 0.6 us, net overhead 1 us)
+  CHECK(ll.inter_hop_ps == 2'700'000);
+  CHECK(ll.reduce_in_flight);
+  const coll::Protocol ll128 = nccl_protocol(s, NcclAlgorithm::tree, NcclProtocol::ll128);
+  CHECK(ll128.payload_efficiency == 120.0 / 128.0);
+  CHECK(ll128.intra_hop_ps == 1'250'000);
+  CHECK(ll128.inter_hop_ps == 8'500'000);
+  CHECK(nccl_protocol(s, NcclAlgorithm::ring, NcclProtocol::simple).payload_efficiency == 1.0);
+  CHECK(nccl_call_overhead(NcclAlgorithm::ring, NcclProtocol::simple) == 8'400'000);
+  CHECK(nccl_call_overhead(NcclAlgorithm::tree, NcclProtocol::ll) == 6'800'000);
+}
+
+TEST_CASE("NCCL model: LL128's architecture rule by release") {
+  CHECK_FALSE(nccl_ll128_architecture(204, 70));
+  CHECK(nccl_ll128_architecture(205, 70));
+  CHECK_FALSE(nccl_ll128_architecture(206, 80));
+  CHECK(nccl_ll128_architecture(207, 80));
+  CHECK_FALSE(nccl_ll128_architecture(217, 90));
+  CHECK(nccl_ll128_architecture(218, 90));
+  CHECK(nccl_ll128_architecture(230, 89));
+  CHECK_FALSE(nccl_ll128_architecture(230, 61));
+}
+
+TEST_CASE("NCCL model: GPUs NCCL does not run on are rejected with the key") {
+  topo::ClusterSpec spec = cluster("dgx-h100", 1);
+  spec.node_groups[0].spec.gpu_model = "MI300X";
+  CHECK_THAT(error_of([&] { describe_nccl(spec, 8); }),
+             Catch::Contains("/topology/nodes/0/gpu_model"));
+  CHECK_THAT(error_of([&] { describe_nccl(cluster("dgx-h100", 1), 9); }),
+             Catch::Contains("/workload/ranks"));
+}
