@@ -135,12 +135,15 @@ double reported_value(const Parameter& p, double x) {
   return p.target == Target::reduce_rate ? v * 8 / 1e9 : v;
 }
 
-// The physical range of a fitted value (see ImpossibleValue); "" when it is inside.
-std::string outside_range(const Parameter& p, double value) {
+// The physical range of a fitted value (see ImpossibleValue); "" when it is inside. An
+// efficiency counts as above 1 only when it is so by more than its standard error (the fit
+// works in log space, so log(value) - relative s.e. > 0): 1.006 +- 3% is a rate at its
+// nominal value, not a model mismatch.
+std::string outside_range(const Parameter& p, double value, double relative_se) {
   const bool fraction = p.target == Target::efficiency || p.target == Target::protocol_factor;
   const char* what = p.target == Target::efficiency ? "an efficiency" : "a bandwidth factor";
   if (fraction && !(value > 0)) return std::string(what) + " of 0 or less (no bandwidth at all)";
-  if (fraction && value > 1)
+  if (fraction && value > 1 && std::log(value) - relative_se > 0)
     return std::string(what) + " above 1 (faster than the nominal " +
            (p.target == Target::efficiency ? "link rate)" : "rate: a protocol only adds bytes)");
   const bool time = p.target == Target::latency || p.target == Target::launch_overhead ||
@@ -241,7 +244,7 @@ FitReport fit_protocols(const PointModel& model, std::span<const MeasuredPoint> 
   for (std::size_t j = 0; j < params.size(); ++j) {
     const double value = reported_value(params[j], fit.x[j]);
     report.parameters.push_back({params[j].name, value, fit.standard_errors[j], fit.identified[j]});
-    if (std::string why = outside_range(params[j], value); !why.empty())
+    if (std::string why = outside_range(params[j], value, fit.standard_errors[j]); !why.empty())
       report.impossible.push_back({params[j].name, value, std::move(why), fit.identified[j]});
   }
   // Every fitted link class is written, determined by the data or not: the calibration must

@@ -179,8 +179,8 @@ bool is_elision(const std::vector<std::string>& words) {
 
 // A size as web pages label nccl-tests rows: "1048576", "65K", "1G", "8 MiB". Decimal
 // suffixes are 1000^k, binary ones (Ki, KiB) 1024^k; a suffixed label within 5% of a power of
-// two is that power of two (`snapped`): the labels round or truncate the sizes of a run that
-// steps by a factor of 2 ("65K" = 65536, "134M" = 134217728).
+// two, read either way, is that power of two (`snapped`): the labels round or truncate the sizes
+// of a run that steps by a factor of 2 ("65K" = 65536, "134M" = 134217728, "1G" = 2^30).
 struct SizeLabel {
   std::uint64_t bytes = 0;
   bool snapped = false;
@@ -202,10 +202,19 @@ std::optional<SizeLabel> size_label(const std::string& word) {
   const std::string units = "KMGT";
   const std::size_t power = units.find(static_cast<char>(std::toupper(suffix[0])));
   if (power == std::string::npos) return std::nullopt;
-  const double bytes = value * std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power + 1));
-  const double two = std::exp2(std::round(std::log2(std::max(bytes, 1.0))));
-  if (std::abs(bytes / two - 1) < 0.05)
-    return SizeLabel{static_cast<std::uint64_t>(two), bytes != two};
+  const double exponent = static_cast<double>(power + 1);
+  const double bytes = value * std::pow(binary ? 1024.0 : 1000.0, exponent);
+  // A page may round by 1000s ("65K", "134M") or by 1024s ("1G" = 2^30, 7% above 10^9): the
+  // nearest power of two to either reading, when within 5% of it.
+  double best = 0, best_distance = 0.05;
+  for (const double reading : {bytes, value * std::pow(1024.0, exponent)}) {
+    const double two = std::exp2(std::round(std::log2(std::max(reading, 1.0))));
+    if (std::abs(reading / two - 1) < best_distance) {
+      best = two;
+      best_distance = std::abs(reading / two - 1);
+    }
+  }
+  if (best > 0) return SizeLabel{static_cast<std::uint64_t>(best), bytes != best};
   return SizeLabel{static_cast<std::uint64_t>(std::llround(bytes)), false};
 }
 

@@ -37,7 +37,7 @@ check "V100 log calibrates and validates" calibrate_and_validate \
 check "g5 log (2-rank run; 1-rank baselines left out by default) calibrates and validates" \
   calibrate_and_validate aws-g5.2xlarge-2node-tcp-socket-a10g.txt g5-2node-tcp.json 30
 check "... saying it left the 1-rank runs out and why LL128 is off" bash -c "
-  grep -q 'left out 50 points of 1-rank runs' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt' &&
+  grep -q 'left out 25 points of 1-rank runs' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt' &&
   grep -q 'protocols simple, ll (LL128 off' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt'"
 check "p4de log calibrates and validates (quick fit)" calibrate_and_validate \
   aws-p4de.24xlarge-2node-efa-a100.txt p4de-2node-efa.json 60 --max-iterations 6

@@ -177,18 +177,22 @@ TEST_CASE("a fit that needs an efficiency above 1 is flagged as a model mismatch
   };
   measure(truth()); // every value possible: nothing flagged
   CHECK(fit_calibration(model, points, options).impossible.empty());
-  // The measured system moves 2.5x the NIC's nominal rate (what a missing mechanism, e.g.
-  // traffic spread over NICs the model does not use, looks like to the fit).
+  // The measured system moves 1.2x the NIC's nominal rate (what a missing mechanism, e.g.
+  // traffic spread over NICs the model does not use, looks like to the fit); still below the
+  // 16 GB/s of PCIe, so the NIC stays the bottleneck.
   Calibration faster = truth();
-  faster.link(LinkGroup::network) = {true, 7 * kPsPerUs, 2.5 * 12.5e9, 2.5};
+  faster.link(LinkGroup::network) = {true, 7 * kPsPerUs, 1.2 * 12.5e9, 1.2};
   measure(faster);
   const FitReport fit = fit_calibration(model, points, options);
+  std::string values;
+  for (const ImpossibleValue& value : fit.impossible) values += describe(value) + "; ";
+  INFO(values);
   REQUIRE(fit.impossible.size() == 1);
   CHECK(fit.impossible[0].parameter == "network.efficiency");
-  CHECK(fit.impossible[0].value == Approx(2.5).epsilon(0.02));
+  CHECK(fit.impossible[0].value == Approx(1.2).epsilon(0.02));
   CHECK(fit.impossible[0].determined);
   CHECK_THAT(describe(fit.impossible[0]),
-             Catch::StartsWith("network.efficiency = 2.5") &&
+             Catch::StartsWith("network.efficiency = 1.2") &&
                  Catch::Contains("an efficiency above 1 (faster than the nominal link rate)"));
   // Cross-validation says which of its fits were mismatches.
   const ValidationReport report =
