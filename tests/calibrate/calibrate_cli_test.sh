@@ -123,4 +123,13 @@ check "an unknown protocol is an error (exit 2)" \
   expect_error 2 "unknown protocol" calibrate "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" \
   --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --protocols simple,fast -o "$work/x.json"
 
+# On the spec-only V100 corpus scenario the fit needs NVLink and PCIe above their nominal rates
+# (ddlsim's ring crosses PCIe where NCCL's rings stay on NVLink): --strict refuses to write it.
+check "--strict: a fit that needs an impossible efficiency is an error, no file (exit 2)" bash -c "
+  ! '$ddlsim' calibrate '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --max-iterations 10 \
+    --scenario '$source_dir/scenarios/corpus/v100-sxm2-8gpu-1node-hybrid-cube-mesh.json' \
+    --strict -o '$work/strict.json' >'$work/strict.out' 2>&1 &&
+  grep -q 'error: --strict: model mismatch: .*efficiency = .*an efficiency above 1' '$work/strict.out' &&
+  [[ ! -e '$work/strict.json' ]]"
+
 finish
