@@ -20,6 +20,7 @@ struct CalibrateOptions {
   std::string protocols; // empty: NCCL's default rule (choose_protocols)
   std::vector<std::string> node_groups;
   int max_iterations = 100;
+  bool strict = false; // a fit that needs a physically impossible value is an error
 };
 
 Json system_json(const calib::MeasuredSet& set) {
@@ -43,6 +44,24 @@ void run(const CalibrateOptions& options) {
   choose_protocols(options.protocols, loaded, fit_options);
   fit_options.max_iterations = options.max_iterations;
   const calib::FitReport fit = calib::fit_calibration(model, loaded.points, fit_options);
+  // A fit that needs an impossible value describes the data, not the hardware: the model is
+  // missing a mechanism of this system (issue 16), and the calibration must not be used as if
+  // it measured the links.
+  Json impossible = Json::array();
+  std::string mismatch;
+  for (const calib::ImpossibleValue& value : fit.impossible) {
+    impossible.push_back({{"parameter", value.parameter},
+                          {"value", value.value},
+                          {"why", value.why},
+                          {"determined_by_data", value.determined}});
+    mismatch += (mismatch.empty() ? "" : "; ") + calib::describe(value);
+  }
+  if (!mismatch.empty() && options.strict)
+    throw InputError("--strict", "model mismatch: the fit needs physically impossible values (" +
+                                     mismatch +
+                                     "); the model lacks a mechanism of this system, so no "
+                                     "calibration is written. Without --strict it is written "
+                                     "with a warning and \"model_mismatch\": true");
 
   for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";
   const bool library_chose = std::any_of(loaded.points.begin(), loaded.points.end(),
@@ -50,6 +69,13 @@ void run(const CalibrateOptions& options) {
   if (library_chose) std::cout << "# assumed: " << model.choice_model() << "\n";
   if (!fit.protocol_selection.empty())
     std::cout << "# protocol selection: " << fit.protocol_selection << "\n";
+  if (!mismatch.empty()) {
+    std::cout << "# warning: model mismatch: the fit needs physically impossible values: "
+              << mismatch << "\n";
+    std::cerr << "ddlsim calibrate: warning: model mismatch: " << mismatch
+              << " (a calibration that needs an impossible value describes the data, not the "
+                 "hardware; --strict makes this an error)\n";
+  }
   std::cout << "# fit: " << loaded.points.size() << " points, " << fit.iterations << " iterations, "
             << fit.evaluations << " model evaluations\n";
   std::cout << "# parameter                          value   rel. s.e.  determined by the data\n";
@@ -100,6 +126,8 @@ void run(const CalibrateOptions& options) {
        {{"method", "Levenberg-Marquardt on log(simulated/measured), Huber-weighted IRLS, weak "
                    "log-normal priors"},
         {"iterations", fit.iterations},
+        {"model_mismatch", !fit.impossible.empty()},
+        {"impossible_values", impossible},
         {"parameters", parameters},
         {"median_abs_error_percent", in_sample.all.median},
         {"max_abs_error_percent", in_sample.all.max},
@@ -130,6 +158,9 @@ void add_calibrate_command(CLI::App& app) {
                   "Node groups (names or presets) a scenario applies this calibration to "
                   "(default: every group); a heterogeneous cluster carries one per group")
       ->delimiter(',');
+  cmd->add_flag("--strict", options->strict,
+                "Fail (exit 2, no file written) when the fit needs a physically impossible value "
+                "(an efficiency above 1 or at most 0, a negative overhead): a model mismatch");
   add_measured_flags(*cmd, options->inputs);
   cmd->callback([options] { run(*options); });
 }

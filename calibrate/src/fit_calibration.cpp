@@ -135,6 +135,24 @@ double reported_value(const Parameter& p, double x) {
   return p.target == Target::reduce_rate ? v * 8 / 1e9 : v;
 }
 
+// The physical range of a fitted value (see ImpossibleValue); "" when it is inside. An
+// efficiency counts as above 1 only when it is so by more than its standard error (the fit
+// works in log space, so log(value) - relative s.e. > 0): 1.006 +- 3% is a rate at its
+// nominal value, not a model mismatch.
+std::string outside_range(const Parameter& p, double value, double relative_se) {
+  const bool fraction = p.target == Target::efficiency || p.target == Target::protocol_factor;
+  const char* what = p.target == Target::efficiency ? "an efficiency" : "a bandwidth factor";
+  if (fraction && !(value > 0)) return std::string(what) + " of 0 or less (no bandwidth at all)";
+  if (fraction && value > 1 && std::log(value) - relative_se > 0)
+    return std::string(what) + " above 1 (faster than the nominal " +
+           (p.target == Target::efficiency ? "link rate)" : "rate: a protocol only adds bytes)");
+  const bool time = p.target == Target::latency || p.target == Target::launch_overhead ||
+                    p.target == Target::protocol_overhead || p.target == Target::step_overhead;
+  if (time && value < 0) return "a negative time";
+  if (p.target == Target::reduce_rate && !(value > 0)) return "a reduction rate of 0 or less";
+  return "";
+}
+
 bool is_bandwidth(const Parameter& p) {
   return p.target == Target::efficiency || p.target == Target::reduce_rate;
 }
@@ -223,9 +241,12 @@ FitReport fit_protocols(const PointModel& model, std::span<const MeasuredPoint> 
     const double a = std::abs(r); // Huber loss at the residuals' noise unit, k = 1.345
     report.loss += a <= 1.345 ? a * a / 2 : 1.345 * a - 1.345 * 1.345 / 2;
   }
-  for (std::size_t j = 0; j < params.size(); ++j)
-    report.parameters.push_back({params[j].name, reported_value(params[j], fit.x[j]),
-                                 fit.standard_errors[j], fit.identified[j]});
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    const double value = reported_value(params[j], fit.x[j]);
+    report.parameters.push_back({params[j].name, value, fit.standard_errors[j], fit.identified[j]});
+    if (std::string why = outside_range(params[j], value, fit.standard_errors[j]); !why.empty())
+      report.impossible.push_back({params[j].name, value, std::move(why), fit.identified[j]});
+  }
   // Every fitted link class is written, determined by the data or not: the calibration must
   // reproduce the fit's own predictions (dropping an undetermined class whose estimate moved
   // away from nominal changed the model between fit and prediction). A class the data cannot
@@ -234,6 +255,13 @@ FitReport fit_protocols(const PointModel& model, std::span<const MeasuredPoint> 
 }
 
 } // namespace
+
+std::string describe(const ImpossibleValue& value) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%.4g", value.value);
+  return value.parameter + " = " + number + ": " + value.why +
+         (value.determined ? "" : " (not determined by the data)");
+}
 
 FitReport fit_calibration(const PointModel& model, std::span<const MeasuredPoint> points,
                           const FitOptions& options) {

@@ -79,7 +79,9 @@ const Tool* tool_named_in(const std::string& line) {
   return nullptr;
 }
 
-// The column layout of a results table, from its "size count type ..." header line.
+// The column layout of a results table, from its "size count type ..." header line (with the
+// `#` nccl-tests prints, or without it where a web page stripped it), or a bandwidth-only
+// markdown table "| Message Size (Bytes) | busbw (GB/s) |" (one bandwidth per size, no time).
 struct Layout {
   std::size_t columns = 0; // tokens per data row
   int type = 2;            // index of "type"
@@ -88,12 +90,62 @@ struct Layout {
   int time = 0;            // out-of-place time
   int in_place_time = -1;  // -1 if no in-place group
   int algbw = 0, busbw = 0;
+  NcclTiming timing = NcclTiming::measured; // else: bandwidth-only, size in 0, bandwidth in 1
+  std::string bandwidth_header;             // bandwidth-only: the column's header as published
 };
 
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The cells of a markdown table row "| a | b |" (trimmed), or nothing for other lines.
+std::optional<std::vector<std::string>> markdown_cells(const std::string& line) {
+  const std::size_t first = line.find_first_not_of(" \t");
+  if (first == std::string::npos || line[first] != '|') return std::nullopt;
+  std::vector<std::string> cells;
+  std::string cell;
+  for (std::size_t i = first + 1; i < line.size(); ++i) {
+    if (line[i] != '|') {
+      cell += line[i];
+      continue;
+    }
+    const std::size_t a = cell.find_first_not_of(" \t"), b = cell.find_last_not_of(" \t");
+    cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+    cell.clear();
+  }
+  if (cell.find_first_not_of(" \t") != std::string::npos) cells.push_back(cell); // no closing |
+  return cells;
+}
+
+bool is_markdown_rule(const std::vector<std::string>& cells) {
+  return !cells.empty() && std::all_of(cells.begin(), cells.end(), [](const std::string& c) {
+    return !c.empty() && c.find_first_not_of("-: ") == std::string::npos;
+  });
+}
+
+std::optional<Layout> bandwidth_only_layout(const std::vector<std::string>& cells) {
+  if (cells.size() != 2) return std::nullopt;
+  const std::string size = lower(cells[0]), bandwidth = lower(cells[1]);
+  if (size.find("size") == std::string::npos) return std::nullopt;
+  const bool algbw = bandwidth.find("algbw") != std::string::npos ||
+                     bandwidth.find("algorithm bandwidth") != std::string::npos;
+  if (!algbw && bandwidth.find("gb/s") == std::string::npos &&
+      bandwidth.find("busbw") == std::string::npos)
+    return std::nullopt;
+  Layout layout;
+  layout.columns = 2;
+  layout.timing = algbw ? NcclTiming::from_algbw : NcclTiming::from_busbw;
+  layout.bandwidth_header = cells[1];
+  return layout;
+}
+
 std::optional<Layout> layout_of(const std::string& line) {
+  if (auto cells = markdown_cells(line); cells && cells->size() == 2)
+    return bandwidth_only_layout(*cells);
   std::string text = line;
-  if (text.empty() || text[0] != '#') return std::nullopt;
-  text.erase(0, 1);
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first != std::string::npos && text[first] == '#') text.erase(0, first + 1);
   const std::vector<std::string> words = split_words(text);
   if (words.size() < 6 || words[0] != "size" || words[1] != "count") return std::nullopt;
   Layout layout;
@@ -113,6 +165,57 @@ std::optional<Layout> layout_of(const std::string& line) {
   layout.busbw = busbws[0];
   if (times.size() > 1) layout.in_place_time = times[1];
   return layout;
+}
+
+// A line that stands for rows left out of a published table: "...", "…", "[...]", "(...)".
+bool is_elision(const std::vector<std::string>& words) {
+  if (words.empty()) return false;
+  std::string word = words[0];
+  if (word.size() >= 2 && (word.front() == '[' || word.front() == '(') &&
+      (word.back() == ']' || word.back() == ')'))
+    word = word.substr(1, word.size() - 2);
+  return word == "\u2026" || (word.size() >= 3 && word.find_first_not_of('.') == std::string::npos);
+}
+
+// A size as web pages label nccl-tests rows: "1048576", "65K", "1G", "8 MiB". Decimal
+// suffixes are 1000^k, binary ones (Ki, KiB) 1024^k; a suffixed label within 5% of a power of
+// two, read either way, is that power of two (`snapped`): the labels round or truncate the sizes
+// of a run that steps by a factor of 2 ("65K" = 65536, "134M" = 134217728, "1G" = 2^30).
+struct SizeLabel {
+  std::uint64_t bytes = 0;
+  bool snapped = false;
+};
+std::optional<SizeLabel> size_label(const std::string& word) {
+  if (auto exact = to_unsigned(word)) return SizeLabel{*exact, false};
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(word, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string suffix = word.substr(used);
+  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.pop_back();
+  const bool binary = !suffix.empty() && suffix.back() == 'i';
+  if (binary) suffix.pop_back();
+  if (suffix.size() != 1 || !(value >= 0)) return std::nullopt;
+  const std::string units = "KMGT";
+  const std::size_t power = units.find(static_cast<char>(std::toupper(suffix[0])));
+  if (power == std::string::npos) return std::nullopt;
+  const double exponent = static_cast<double>(power + 1);
+  const double bytes = value * std::pow(binary ? 1024.0 : 1000.0, exponent);
+  // A page may round by 1000s ("65K", "134M") or by 1024s ("1G" = 2^30, 7% above 10^9): the
+  // nearest power of two to either reading, when within 5% of it.
+  double best = 0, best_distance = 0.05;
+  for (const double reading : {bytes, value * std::pow(1024.0, exponent)}) {
+    const double two = std::exp2(std::round(std::log2(std::max(reading, 1.0))));
+    if (std::abs(reading / two - 1) < best_distance) {
+      best = two;
+      best_distance = std::abs(reading / two - 1);
+    }
+  }
+  if (best > 0) return SizeLabel{static_cast<std::uint64_t>(best), bytes != best};
+  return SizeLabel{static_cast<std::uint64_t>(std::llround(bytes)), false};
 }
 
 // What NCCL_DEBUG=INFO lines ("host:pid:tid [dev] NCCL INFO ...") tell about the system.
@@ -165,10 +268,22 @@ MeasuredSystem system_of(const RunState& run) {
   system.gpu_name = run.gpu_name;
   if (!run.rank_hosts.empty()) {
     system.ranks = static_cast<int>(run.rank_hosts.size());
+    // A page that keeps only the first and last `Rank` lines: the highest rank number counts.
+    int highest = 0;
+    for (const auto& [rank, host] : run.rank_hosts) highest = std::max(highest, rank);
+    if (highest + 1 > system.ranks) {
+      system.notes.push_back("`Rank` lines elided (" + std::to_string(system.ranks) +
+                             " lines, highest rank " + std::to_string(highest) + "): ranks " +
+                             std::to_string(highest + 1) +
+                             " from the highest rank number; nodes not counted from the hosts "
+                             "of the lines kept");
+      system.ranks = highest + 1;
+    }
     for (const auto& [rank, host] : run.rank_hosts)
       if (std::find(system.hosts.begin(), system.hosts.end(), host) == system.hosts.end())
         system.hosts.push_back(host);
-    system.nodes = static_cast<int>(system.hosts.size());
+    if (highest + 1 == static_cast<int>(run.rank_hosts.size()))
+      system.nodes = static_cast<int>(system.hosts.size());
     system.notes.push_back("ranks " + std::to_string(system.ranks) + " and nodes " +
                            std::to_string(system.nodes) +
                            " from the `Rank N ... on HOST device D` lines (hosts:" +
@@ -206,18 +321,44 @@ bool looks_like_nccl_log(std::string_view text) {
 }
 
 NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
-  static const std::regex header(R"(^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
+  static const std::regex header(R"(^\s*#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
   static const std::regex device(
-      R"(^#\s*Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$)");
+      R"(^\s*#?\s*Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$)");
   NcclLog log;
   log.source = source;
   RunState run;
   std::optional<Layout> layout;
   NcclTable table;
   bool in_table = false;
+  // An elision line waiting for the row after it, so that its note can say what it cut.
+  std::optional<std::pair<int, std::string>> elided;
+  bool snapped_sizes = false;
 
+  auto note_elision = [&](const std::string& next) {
+    if (!elided) return;
+    const std::string before =
+        table.rows.empty() ? "the header" : std::to_string(table.rows.back().bytes) + " B";
+    table.notes.push_back("line " + std::to_string(elided->first) + " `" + elided->second +
+                          "` elides rows between " + before + " and " + next +
+                          " (kept the rows on both sides; the elided sizes are not measured)");
+    elided.reset();
+  };
   auto finish_table = [&] {
-    if (in_table && !table.rows.empty()) {
+    if (in_table && table.rows.empty())
+      throw InputError(source + ":" + std::to_string(table.header_line),
+                       "a results table header with no rows under it (the run failed or the "
+                       "table was cut); remove the header, or restore the rows");
+    if (in_table) {
+      note_elision("the end of the table");
+      if (snapped_sizes)
+        table.notes.push_back("size labels such as \"65K\" or \"134M\" read as the nearest power "
+                              "of two (65536 B, 134217728 B): nccl-tests steps sizes by a "
+                              "factor of 2 and the page rounded them");
+      if (table.timing == NcclTiming::from_busbw &&
+          lower(layout->bandwidth_header).find("busbw") == std::string::npos)
+        table.notes.push_back("column \"" + layout->bandwidth_header +
+                              "\" read as busbw, the figure nccl-tests reports (the header "
+                              "does not say busbw or algbw)");
       table.system = system_of(run);
       log.tables.push_back(std::move(table));
       RunState next;
@@ -227,6 +368,8 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     }
     table = NcclTable{};
     in_table = false;
+    elided.reset();
+    snapped_sizes = false;
   };
 
   std::istringstream in{std::string(text)};
@@ -234,8 +377,14 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
   for (std::string raw; std::getline(in, raw);) {
     ++number;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    const std::string line = strip_rank_prefix(raw);
+    std::string line = strip_rank_prefix(raw);
     const std::string where = source + ":" + std::to_string(number);
+    // A markdown table row: its rule line says nothing; a full nccl-tests row in cells reads
+    // as the same row without the bars. A two-cell row stays as it is (bandwidth-only tables).
+    if (auto cells = markdown_cells(line)) {
+      if (is_markdown_rule(*cells)) continue;
+      if (cells->size() != 2) std::replace(line.begin(), line.end(), '|', ' ');
+    }
     std::smatch m;
     if (const Tool* tool = tool_named_in(line);
         tool && line.find("NCCL INFO") == std::string::npos) {
@@ -271,16 +420,56 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
       table.tool = run.tool;
       table.op = run.op;
       table.header_line = number;
+      table.timing = found->timing;
       continue;
     }
     if (!in_table) continue;
-    const std::vector<std::string> words = split_words(line);
-    if (words.empty()) continue;
-    if (words[0].starts_with("#")) {
-      // "# (B) (elements) ..." units line, or the summary that ends the table.
+    std::vector<std::string> words;
+    if (layout->timing != NcclTiming::measured) {
+      const auto cells = markdown_cells(line);
+      if (cells)
+        words = *cells;
+      else
+        words = split_words(line);
+    } else {
+      words = split_words(line);
+    }
+    if (words.empty() || (words.size() == 2 && words[0].empty() && words[1].empty())) continue;
+    if (words[0].starts_with("#") || words[0].starts_with("(")) {
+      // "# (B) (elements) ..." units line (its `#` stripped on some pages), or the summary that
+      // ends the table.
       if (line.find("Out of bounds") != std::string::npos ||
           line.find("Avg bus bandwidth") != std::string::npos)
         finish_table();
+      continue;
+    }
+    if (is_elision(words)) {
+      elided = {number, words[0]};
+      continue;
+    }
+    if (layout->timing != NcclTiming::measured) {
+      const auto size = size_label(words[0]);
+      if (!size) {
+        finish_table(); // prose after the table
+        continue;
+      }
+      if (words.size() != 2)
+        throw InputError(where, "a row with " + std::to_string(words.size()) +
+                                    " cells under the two-column header at line " +
+                                    std::to_string(table.header_line));
+      const auto bandwidth = to_double(words[1]);
+      if (!bandwidth || *bandwidth <= 0)
+        throw InputError(where, "expected a bandwidth in GB/s (> 0) in the second cell, found \"" +
+                                    words[1] + "\"");
+      note_elision(std::to_string(size->bytes) + " B");
+      snapped_sizes |= size->snapped;
+      NcclRow row;
+      row.line = number;
+      row.bytes = size->bytes;
+      row.type = "float"; // bandwidth-only tables do not say; the bandwidth does not depend on it
+      row.redop = "sum";
+      (layout->timing == NcclTiming::from_algbw ? row.algbw : row.busbw) = *bandwidth;
+      table.rows.push_back(row);
       continue;
     }
     const std::optional<std::uint64_t> bytes = to_unsigned(words[0]);
@@ -294,6 +483,7 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
                                   " columns under a header of " + std::to_string(layout->columns) +
                                   " (line " + std::to_string(table.header_line) +
                                   "); is the row cut short or two logs interleaved?");
+    note_elision(std::to_string(*bytes) + " B");
     NcclRow row;
     row.line = number;
     row.bytes = *bytes;
@@ -343,116 +533,6 @@ NcclLog parse_nccl_log_file(const std::filesystem::path& file) {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_nccl_log(text.str(), file.string());
-}
-
-namespace {
-
-std::optional<coll::DataType> dtype_of(const std::string& type) {
-  if (type == "float") return coll::DataType::fp32;
-  if (type == "half") return coll::DataType::fp16;
-  if (type == "bfloat16") return coll::DataType::bf16;
-  return std::nullopt;
-}
-
-// Rank count from busbw / algbw (nccl-tests' bus factor), on the largest row where both are
-// printed with enough digits; 0 when they do not tell.
-int ranks_from_bus_factor(coll::Op op, const std::vector<NcclRow>& rows) {
-  const NcclRow* best = nullptr;
-  for (const NcclRow& row : rows)
-    if (row.algbw >= 1.0 && (!best || row.algbw > best->algbw)) best = &row;
-  if (!best) return 0;
-  const double ratio = best->busbw / best->algbw;
-  double n = 0;
-  if (op == coll::Op::all_reduce) {
-    if (ratio >= 2.0 - 1e-9) return 0;
-    n = 2.0 / (2.0 - ratio);
-  } else if (op == coll::Op::reduce_scatter || op == coll::Op::all_gather ||
-             op == coll::Op::all_to_all) {
-    if (ratio >= 1.0 - 1e-9) return 0;
-    n = 1.0 / (1.0 - ratio);
-  } else {
-    return 0;
-  }
-  const double rounded = std::round(n);
-  // Two printed decimals: accept only a clear integer.
-  return rounded >= 2 && std::abs(n - rounded) < 0.1 * rounded / 4 + 0.15
-             ? static_cast<int>(rounded)
-             : 0;
-}
-
-} // namespace
-
-MeasuredSet to_measured_set(const NcclLog& log, const SystemHints& hints, NcclColumn column) {
-  MeasuredSet set;
-  set.source = log.source;
-  set.kind = "nccl-tests";
-  for (const NcclTable& table : log.tables) {
-    const std::string where = log.source + ":" + std::to_string(table.header_line);
-    std::optional<coll::Op> op = table.op ? table.op : hints.op;
-    if (!op)
-      throw InputError(where, "cannot tell which collective this table measures: the log never "
-                              "names the nccl-tests tool (e.g. an `all_reduce_perf -b 8 ...` "
-                              "command line); pass --op");
-    MeasuredSystem system = table.system;
-    if (system.ranks == 0) {
-      system.ranks = ranks_from_bus_factor(*op, table.rows);
-      if (system.ranks > 0)
-        system.notes.push_back("ranks " + std::to_string(system.ranks) +
-                               " inferred from busbw / algbw (nccl-tests' bus factor)");
-    }
-    if (system.ranks == 0 && hints.nodes > 0 && hints.gpus_per_node > 0) {
-      system.ranks = hints.nodes * hints.gpus_per_node;
-      system.notes.push_back("ranks " + std::to_string(system.ranks) +
-                             " from --nodes x --gpus-per-node");
-    }
-    if (system.ranks == 0)
-      throw InputError(where, "cannot tell how many ranks ran this table (no `Rank N ... on HOST` "
-                              "lines, no NCCL_DEBUG nranks, busbw / algbw does not say); pass "
-                              "--nodes and --gpus-per-node");
-    // Hints fill in what the log leaves open; what it states stays (a log may hold a
-    // single-GPU baseline run on a part of the cluster).
-    if (system.nodes == 0 && hints.nodes > 0 && hints.gpus_per_node > 0 &&
-        hints.nodes * hints.gpus_per_node == system.ranks) {
-      system.nodes = hints.nodes;
-      system.gpus_per_node = hints.gpus_per_node;
-      system.notes.push_back("nodes " + std::to_string(system.nodes) + " x " +
-                             std::to_string(system.gpus_per_node) +
-                             " GPUs from --nodes / --gpus-per-node (or the scenario)");
-    }
-    if (system.nodes == 0 && hints.gpus_per_node > 0 && system.ranks % hints.gpus_per_node == 0) {
-      system.gpus_per_node = hints.gpus_per_node;
-      system.nodes = system.ranks / hints.gpus_per_node;
-      system.notes.push_back("nodes " + std::to_string(system.nodes) + " from --gpus-per-node");
-    }
-    if (system.nodes == 0 && hints.nodes > 0 && system.ranks % hints.nodes == 0) {
-      system.nodes = hints.nodes;
-      system.gpus_per_node = system.ranks / hints.nodes;
-      system.notes.push_back("GPUs per node " + std::to_string(system.gpus_per_node) +
-                             " from --nodes");
-    }
-    for (const NcclRow& row : table.rows) {
-      const std::string row_where = log.source + ":" + std::to_string(row.line);
-      const auto dtype = dtype_of(row.type);
-      if (!dtype)
-        throw InputError(row_where, "data type \"" + row.type +
-                                        "\" is not modelled (expected float, half or bfloat16)");
-      MeasuredPoint point;
-      point.op = *op;
-      point.bytes = row.bytes;
-      point.dtype = *dtype;
-      point.reduction = row.redop == "avg" ? coll::Reduction::avg : coll::Reduction::sum;
-      point.ranks = system.ranks;
-      double us = row.out_of_place_us;
-      if (row.in_place_us && column == NcclColumn::in_place) us = *row.in_place_us;
-      if (row.in_place_us && column == NcclColumn::mean) us = (us + *row.in_place_us) / 2;
-      point.seconds = us * 1e-6;
-      point.where = row_where;
-      set.points.push_back(point);
-    }
-    // The set's system: the table with the most ranks (a log may hold single-GPU baselines).
-    if (system.ranks >= set.system.ranks) set.system = system;
-  }
-  return set;
 }
 
 } // namespace ddlsim::calib

@@ -152,6 +152,12 @@ ValidationReport cross_validate(const PointModel& model, std::span<const Measure
     const FitReport fit = fit_calibration(model, train, options);
     if (!fit.protocol_selection.empty())
       report.notes.push_back("fit " + std::to_string(f + 1) + ": " + fit.protocol_selection);
+    if (!fit.impossible.empty()) {
+      std::string values;
+      for (const ImpossibleValue& value : fit.impossible)
+        values += (values.empty() ? "" : "; ") + describe(value);
+      report.mismatches.push_back("fit " + std::to_string(f + 1) + ": " + values);
+    }
     const std::vector<Prediction> predicted = model.predict(fit.calibration, test);
     for (std::size_t k = 0; k < test.size(); ++k)
       report.rows[test_index[k]] = row_of(test[k], predicted[k], true);
@@ -166,6 +172,8 @@ ValidationReport cross_validate(const PointModel& model, std::span<const Measure
 void print_validation(const ValidationReport& report, std::ostream& out) {
   out << "# " << report.mode << "\n";
   for (const std::string& note : report.notes) out << "# " << note << "\n";
+  for (const std::string& line : report.mismatches)
+    out << "# warning: model mismatch (physically impossible fitted value), " << line << "\n";
   out << "#        size  ranks   measured(us)  simulated(us)   error%  algorithm/protocol\n";
   char line[256];
   for (const ValidationRow& row : report.rows) {
@@ -212,7 +220,9 @@ Json to_json(const ValidationReport& report) {
           {"min_bytes", report.min_bytes},
           {"rows", rows},
           {"summary_all", summary(report.all)},
-          {"summary_large", summary(report.large)}};
+          {"summary_large", summary(report.large)},
+          {"notes", report.notes},
+          {"model_mismatch", report.mismatches}};
 }
 
 } // namespace ddlsim::calib

@@ -37,7 +37,7 @@ check "V100 log calibrates and validates" calibrate_and_validate \
 check "g5 log (2-rank run; 1-rank baselines left out by default) calibrates and validates" \
   calibrate_and_validate aws-g5.2xlarge-2node-tcp-socket-a10g.txt g5-2node-tcp.json 30
 check "... saying it left the 1-rank runs out and why LL128 is off" bash -c "
-  grep -q 'left out 50 points of 1-rank runs' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt' &&
+  grep -q 'left out 25 points of 1-rank runs' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt' &&
   grep -q 'protocols simple, ll (LL128 off' '$work/aws-g5.2xlarge-2node-tcp-socket-a10g.txt.calibrate.txt'"
 check "p4de log calibrates and validates (quick fit)" calibrate_and_validate \
   aws-p4de.24xlarge-2node-efa-a100.txt p4de-2node-efa.json 60 --max-iterations 6
@@ -122,5 +122,14 @@ check "more ranks than the scenario has GPUs is an error naming the row (exit 2)
 check "an unknown protocol is an error (exit 2)" \
   expect_error 2 "unknown protocol" calibrate "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" \
   --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --protocols simple,fast -o "$work/x.json"
+
+# On the spec-only V100 corpus scenario the fit needs NVLink and PCIe above their nominal rates
+# (ddlsim's ring crosses PCIe where NCCL's rings stay on NVLink): --strict refuses to write it.
+check "--strict: a fit that needs an impossible efficiency is an error, no file (exit 2)" bash -c "
+  ! '$ddlsim' calibrate '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --max-iterations 10 \
+    --scenario '$source_dir/scenarios/corpus/v100-sxm2-8gpu-1node-hybrid-cube-mesh.json' \
+    --strict -o '$work/strict.json' >'$work/strict.out' 2>&1 &&
+  grep -q 'error: --strict: model mismatch: .*efficiency = .*an efficiency above 1' '$work/strict.out' &&
+  [[ ! -e '$work/strict.json' ]]"
 
 finish

@@ -165,3 +165,39 @@ TEST_CASE("cross-validation predicts held-out sizes of engine-made data") {
   CHECK_FALSE(report.rows[0].predicted);
   CHECK(report.rows[1].predicted);
 }
+
+TEST_CASE("a fit that needs an efficiency above 1 is flagged as a model mismatch") {
+  const PointModel model(small_cluster());
+  std::vector<MeasuredPoint> points = ring_points(4, 1024, 256 << 20);
+  FitOptions options;
+  options.protocols = {"simple"};
+  options.max_iterations = 40;
+  auto measure = [&](const Calibration& c) {
+    const std::vector<Prediction> t = model.predict(c, points);
+    for (std::size_t i = 0; i < points.size(); ++i) points[i].seconds = t[i].seconds;
+  };
+  measure(truth()); // every value possible: nothing flagged
+  CHECK(fit_calibration(model, points, options).impossible.empty());
+  // The measured system moves 1.2x the NIC's nominal rate (what a missing mechanism, e.g.
+  // traffic spread over NICs the model does not use, looks like to the fit); still below the
+  // 16 GB/s of PCIe, so the NIC stays the bottleneck.
+  Calibration faster = truth();
+  faster.link(LinkGroup::network) = {true, 7 * kPsPerUs, 1.2 * 12.5e9, 1.2};
+  measure(faster);
+  const FitReport fit = fit_calibration(model, points, options);
+  std::string values;
+  for (const ImpossibleValue& value : fit.impossible) values += describe(value) + "; ";
+  INFO(values);
+  REQUIRE(fit.impossible.size() == 1);
+  CHECK(fit.impossible[0].parameter == "network.efficiency");
+  CHECK(fit.impossible[0].value == Approx(1.2).epsilon(0.02));
+  CHECK(fit.impossible[0].determined);
+  CHECK_THAT(describe(fit.impossible[0]),
+             Catch::StartsWith("network.efficiency = 1.2") &&
+                 Catch::Contains("an efficiency above 1 (faster than the nominal link rate)"));
+  // Cross-validation says which of its fits were mismatches.
+  const ValidationReport report =
+      cross_validate(model, points, parse_cross_validation("kfold:2"), options, 0);
+  REQUIRE(report.mismatches.size() == 2);
+  CHECK_THAT(report.mismatches[0], Catch::StartsWith("fit 1: network.efficiency = "));
+}

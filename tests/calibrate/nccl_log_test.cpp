@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 using namespace ddlsim;
@@ -99,11 +100,18 @@ TEST_CASE("the g5 log parses into its three runs: two single-GPU baselines and t
   CHECK(run.system.gpu_name == "NVIDIA A10G");
   CHECK(run.system.library_version == "NCCL 2.11.4+cuda11.4");
   CHECK(run.system.transport == "NET/Socket");
+  // The two 1-rank runs are the same collective on the same rank count: not merged, the first
+  // (of equal length) stands for both, and a note says so.
   const MeasuredSet set = to_measured_set(log, {}, NcclColumn::in_place);
-  REQUIRE(set.points.size() == 75);
-  CHECK(set.points[50 + 20].seconds == Approx(11719e-6));
+  REQUIRE(set.points.size() == 50);
+  CHECK(set.points[0].where.ends_with(":16"));
+  CHECK(set.points[25 + 20].seconds == Approx(11719e-6));
   CHECK(set.system.ranks == 2); // the widest run
-  CHECK(to_measured_set(log, {}, NcclColumn::mean).points[70].seconds ==
+  CHECK(std::find_if(set.system.notes.begin(), set.system.notes.end(), [](const std::string& n) {
+          return n.starts_with("table at line 56 (25 rows) left out: another run of all_reduce "
+                               "on 1 ranks in the same file, the table at line 14");
+        }) != set.system.notes.end());
+  CHECK(to_measured_set(log, {}, NcclColumn::mean).points[45].seconds ==
         Approx((12668 + 11719) / 2.0 * 1e-6));
 }
 

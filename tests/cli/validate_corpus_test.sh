@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# scripts/validate-corpus end to end on two systems of the modelling set, and the corpus's own
-# invariants: every listed log exists with its source header, a scenario exists exactly where
-# systems.tsv promises one, the scenarios are spec-only (no calibration), the split rule keeps
-# about a third held out and refuses to evaluate a held-out system by name.
+# scripts/validate-corpus end to end on systems of the modelling set (out of box; with its k-fold,
+# extrapolation and fit columns; --plot), every modelling-set log with a scenario read as
+# published, and the corpus's own invariants: every listed log exists with its source header, a
+# scenario exists exactly where systems.tsv promises one, the scenarios are spec-only (no
+# calibration), the split rule keeps about a third held out and refuses to evaluate a held-out
+# system by name.
 # Usage: validate_corpus_test.sh DDLSIM SOURCE_DIR
 ddlsim="$1"
 root="$2"
@@ -12,7 +14,7 @@ data="$root/tests/data/nccl-tests"
 python=/usr/bin/python3
 
 two_systems() {
-  "$python" "$script" --ddlsim "$ddlsim" \
+  "$python" "$script" --ddlsim "$ddlsim" --no-fit \
     --systems v100-sxm2-8gpu-1node-hybrid-cube-mesh,aws-g5.2xlarge-2node-tcp-socket-a10g \
     --json "$work/corpus.json" >"$work/table" || return 1
   grep -q '^system  *op  *points  *n>=64K  *median>=64K  *max>=64K  *n<64K  *median<64K$' "$work/table" ||
@@ -35,6 +37,44 @@ for s in report["systems"]:
 EOF
 }
 check "two modelling systems: table, rows and overall line" two_systems
+
+# Self-calibration columns on one system: k-fold, extrapolation and the fit check, each a
+# percentage (a mismatch marked *) and the overall self-calibration line; --plot writes PNGs.
+with_fit() {
+  "$python" "$script" --ddlsim "$ddlsim" --systems v100-sxm2-8gpu-1node-hybrid-cube-mesh \
+    --json "$work/fit.json" --plot "$work/plots" >"$work/fit" || { cat "$work/fit"; return 1; }
+  grep -q '^system .* median<64K  *kfold>=64K  *extrap  *fit$' "$work/fit" ||
+    { echo "no header with the fit columns"; cat "$work/fit"; return 1; }
+  grep -Eq '^v100-sxm2-8gpu-1node-hybrid-cube-mesh +all_reduce( +[0-9.]+%| +[0-9]+)+ +[0-9.]+%\*? +[0-9.]+%\*? +(ok|mismatch)$' "$work/fit" ||
+    { echo "no row with fit columns"; cat "$work/fit"; return 1; }
+  grep -Eq '^# self-calibration \(k-fold k=4; extrapolation from sizes <= largest / 4\), >= 64 KiB, over the [01] systems whose fits stay physically possible: .*model mismatch .*: [01] of 1$' "$work/fit" ||
+    { echo "no self-calibration line"; cat "$work/fit"; return 1; }
+  [[ -s $work/plots/system-v100-sxm2-8gpu-1node-hybrid-cube-mesh.png ]] ||
+    { echo "no system plot"; ls "$work/plots"; return 1; }
+  ls "$work/plots"/overall-*.png >/dev/null 2>&1 || { echo "no overall plot"; ls "$work/plots"; return 1; }
+  "$python" - "$work/fit.json" <<'EOF'
+import json, sys
+system = json.load(open(sys.argv[1]))["systems"][0]
+assert system["fit"] in ("ok", "mismatch"), system["fit"]
+assert system["kfold_points"] == system["large_points"], system  # every point >= 64 KiB predicted once
+assert 0 < system["extrapolation_points"] < system["large_points"], system
+assert all(row["bytes"] > max(r["bytes"] for r in system["rows"]) / 4
+           for row in system["extrapolation_rows"]), "extrapolation predicts only the larger sizes"
+EOF
+}
+check "k-fold, extrapolation and fit columns, and --plot" with_fit
+
+# Every modelling-set log that has a scenario is read as published (elisions, stripped or
+# markdown tables, busbw-only tables): nothing is "not evaluated" except for want of a scenario.
+all_read() {
+  "$python" "$script" --ddlsim "$ddlsim" --no-fit >"$work/all" || { cat "$work/all"; return 1; }
+  if grep '^# not evaluated: ' "$work/all" | grep -v ': no scenario: '; then return 1; fi
+  grep -q '^aws-p5.48xlarge-2node-efa-h100-excerpt ' "$work/all" &&
+    grep -q '^azure-nd-h200-v5-1node-nvswitch-h200-busbw ' "$work/all" &&
+    grep -q '^gcp-a4-highgpu-8g-2node-roce-b200 ' "$work/all" &&
+    grep -q '^gcp-a3-megagpu-8g-2node-tcpxo-h100-all-gather ' "$work/all"
+}
+check "every modelling-set log with a scenario is read as published" all_read
 
 # A system that today's scenario format cannot describe is listed with its reason, not scored.
 unscored() {

@@ -30,6 +30,18 @@ struct ParameterEstimate {
   bool identified = false;
 };
 
+// A fitted value no hardware can have: a link efficiency or a protocol's bandwidth factor
+// outside (0, 1] (faster than the nominal rate, or no rate), or a negative latency or overhead.
+// A fit that needs one says the model does not describe the system (issue 16: "reported as a
+// model mismatch, not used"), however small its residuals.
+struct ImpossibleValue {
+  std::string parameter; // e.g. "network.efficiency"
+  double value = 0;
+  std::string why;         // "an efficiency above 1 (faster than the nominal link rate)"
+  bool determined = false; // whether the data determined it (ParameterEstimate::identified)
+};
+std::string describe(const ImpossibleValue& value); // "network.efficiency = 4.65: an efficiency..."
+
 struct FitReport {
   Calibration calibration;
   std::vector<ParameterEstimate> parameters;
@@ -38,8 +50,9 @@ struct FitReport {
   std::vector<double> weights;         // Huber weights of the last iteration
   int iterations = 0;
   int evaluations = 0;
-  double loss = 0;                // Huber loss of the residuals in units of their noise
-  std::string protocol_selection; // with optional_protocol: what was decided and why
+  double loss = 0;                         // Huber loss of the residuals in units of their noise
+  std::string protocol_selection;          // with optional_protocol: what was decided and why
+  std::vector<ImpossibleValue> impossible; // empty: every fitted value is physically possible
 };
 
 // Throws InputError for an unknown protocol name or no points.

@@ -32,6 +32,9 @@ struct ValidationReport {
   std::uint64_t min_bytes = 64 * 1024; // the goal's size threshold
   ErrorSummary all, large;             // every (predicted) point; those >= min_bytes
   std::vector<std::string> notes;      // per fit of a cross-validation: protocol selection
+  // Cross-validation: one line per fit that needed a physically impossible value (a model
+  // mismatch: its predictions are not a success of the model, whatever their error).
+  std::vector<std::string> mismatches;
 };
 
 ValidationReport validate(const PointModel& model, const Calibration& calibration,
