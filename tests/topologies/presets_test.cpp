@@ -31,28 +31,15 @@ std::map<int, double> nvlink_peers(const Topology& t, int node, int gpu) {
 } // namespace
 
 TEST_CASE("the node presets exist - sorted") {
-  CHECK(node_preset_names() == std::vector<std::string>{"aws-g5-48xlarge",
-                                                        "aws-g6e-48xlarge",
-                                                        "aws-p4d-24xlarge",
-                                                        "aws-p4de-24xlarge",
-                                                        "aws-p5-48xlarge",
-                                                        "azure-nd96asr-v4",
-                                                        "azure-nd96isr-h100-v5",
-                                                        "cloud-8xv100-25g",
-                                                        "dgx-a100",
-                                                        "dgx-b200",
-                                                        "dgx-h100",
-                                                        "dgx-h200",
-                                                        "dgx1-v100",
-                                                        "gb200-nvl72",
-                                                        "gcp-a3-highgpu-8g",
-                                                        "gcp-a3-megagpu-8g",
-                                                        "gh200-quad",
-                                                        "oci-bm-gpu-h100-8",
-                                                        "oci-bm-gpu4-8",
-                                                        "pcie-8gpu-10g",
-                                                        "pcie-8x-rtx4090",
-                                                        "single-gpu-host"});
+  CHECK(node_preset_names() ==
+        std::vector<std::string>{
+            "aws-g5-48xlarge",   "aws-g6e-48xlarge",   "aws-p4d-24xlarge",  "aws-p4de-24xlarge",
+            "aws-p5-48xlarge",   "aws-p5e-48xlarge",   "azure-nd96asr-v4",  "azure-nd96isr-h100-v5",
+            "cloud-8xv100-25g",  "dgx-a100",           "dgx-b200",          "dgx-h100",
+            "dgx-h200",          "dgx1-v100",          "gb200-nvl72",       "gcp-a3-highgpu-8g",
+            "gcp-a3-megagpu-8g", "gcp-a3-ultragpu-8g", "gcp-a4-highgpu-8g", "gh200-quad",
+            "hgx-a100-80gb",     "oci-bm-gpu-h100-8",  "oci-bm-gpu4-8",     "pcie-8gpu-10g",
+            "pcie-8x-rtx2080ti", "pcie-8x-rtx3090",    "pcie-8x-rtx4090",   "single-gpu-host"});
   CHECK_FALSE(find_node_preset("dgx-a1000"));
   for (const std::string& name : node_preset_names()) {
     INFO(name);
@@ -255,6 +242,12 @@ const std::vector<PresetFigures>& todays_systems() {
       {"aws-g6e-48xlarge", "L40S", 0, 31.5, 4, 4, 100},
       {"pcie-8x-rtx4090", "RTX-4090", 0, 31.5, 0, 1, 100},
       {"aws-g5-48xlarge", "A10G", 0, 31.5, 4, 1, 100},
+      {"aws-p5e-48xlarge", "H200-SXM-141GB", 450, 63, 4, 32, 100},
+      {"gcp-a3-ultragpu-8g", "H200-SXM-141GB", 450, 63, 4, 8, 400},
+      {"gcp-a4-highgpu-8g", "B200-SXM-180GB", 900, 63, 4, 8, 400},
+      {"hgx-a100-80gb", "A100-SXM4-80GB", 300, 31.5, 4, 8, 200},
+      {"pcie-8x-rtx3090", "RTX-3090", 0, 31.5, 0, 1, 100},
+      {"pcie-8x-rtx2080ti", "RTX-2080-Ti", 0, 15.75, 0, 1, 100},
   };
   return systems;
 }
@@ -281,9 +274,12 @@ TEST_CASE("today's systems: NVLink, PCIe and NIC figures land on the right links
     }
     CHECK(count_kind(t, VertexKind::pcie_switch) == static_cast<std::size_t>(want.pcie_switches));
     REQUIRE(t.node(0).nics.size() == static_cast<std::size_t>(want.nics));
+    // The NIC's rate, under its transport (socket caps it: transport_test.cpp).
+    const NodeSpec spec = *find_node_preset(want.name);
+    CHECK(spec.nic_bytes_per_second == gbps_to_bytes_per_second(want.nic_gbps));
     for (VertexId nic : t.node(0).nics)
       CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
-            gbps_to_bytes_per_second(want.nic_gbps));
+            transport_nic_bytes_per_second(spec));
   }
 }
 

@@ -196,7 +196,6 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
                                LinkClass::nvlink);
   }
 
-  node.transport = spec.transport;
   const double nic_rate = transport_nic_bytes_per_second(spec);
   for (VertexId nic : node.nics)
     nic_ports.push_back(NicPort{nic, nic_rate, spec.nic_latency, index});

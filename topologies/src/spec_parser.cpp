@@ -91,7 +91,7 @@ NodeGroup parse_group(const JsonValue& value) {
 // "transport" and, under "socket", NCCL's socket thread and stream counts and the per-stream
 // rate. Over a preset a new transport keeps the preset's socket figures (they only apply to
 // socket); socket keys under another transport are errors.
-void read_transport_fields(JsonObject& object, GroupReader& read, NodeSpec& s) {
+void read_transport_fields(GroupReader& read, NodeSpec& s) {
   if (auto v = read.get("transport", false))
     s.transport = transport_from_name(v->choice(transport_names()));
   if (s.transport != Transport::socket) {
@@ -110,7 +110,6 @@ void read_transport_fields(JsonObject& object, GroupReader& read, NodeSpec& s) {
   if (auto v = read.get("socket_stream_gbps", false))
     s.socket_stream_bytes_per_second =
         gbps_to_bytes_per_second(v->positive_number(kMaxBandwidthGbps));
-  (void)object;
 }
 
 } // namespace
@@ -154,6 +153,7 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
   } else {
     read.reject("nvlink_domain_gpus", "applies only to GPUs on an NVSwitch plane (intra "
                                       "\"nvswitch\"): only NVSwitches join GPUs of several nodes");
+    s.nvlink_domain_gpus = 0; // a preset's domain does not survive a new intra
   }
   if (auto v = read.get("pcie_switches", false))
     s.pcie_switches = static_cast<int>(v->integer(0, kMaxPcieSwitchesPerNode));
@@ -162,7 +162,7 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
   if (auto v = read.get("nics", false)) s.nics = static_cast<int>(v->integer(0, kMaxNicsPerNode));
   if (auto v = read.get("nic_bandwidth_gbps", s.nics > 0)) s.nic_bytes_per_second = bandwidth(*v);
   if (auto v = read.get("nic_latency_ns", false)) s.nic_latency = latency(*v);
-  read_transport_fields(object, read, s);
+  read_transport_fields(read, s);
 }
 
 } // namespace detail

@@ -7,7 +7,6 @@
 #pragma once
 
 #include "ddlsim/core/units.hpp"
-#include "ddlsim/topologies/transport.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 
@@ -61,7 +60,6 @@ struct Node {
   std::vector<VertexId> gpus; // in local order; global rank order is node-major
   std::vector<VertexId> nics;
   std::vector<VertexId> hosts;
-  Transport transport = Transport::ib; // how its NICs carry NCCL's inter-node bytes
 };
 
 class Topology {
