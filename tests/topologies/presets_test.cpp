@@ -167,14 +167,15 @@ namespace {
 std::string preset_text(const std::string& name, const std::string& sources) {
   return R"({"name": ")" + name + R"(", "description": "a test node",
             "node": {"gpu_model": "A100-SXM4-40GB", "gpus": 2, "intra": "pcie_only",
-                     "pcie_bandwidth_gbps": 252, "nics": 1, "nic_bandwidth_gbps": 100},
+                     "pcie_bandwidth_gbps": 252, "nics": 1, "nic_bandwidth_gbps": 100,
+                     "transport": "socket"},
             "sources": )" +
          sources + "}";
 }
 
 const std::string kAllSources = R"({"gpu_model": "a", "gpus": "b", "intra": "c",
                                      "pcie_bandwidth_gbps": "d", "nics": "e",
-                                     "nic_bandwidth_gbps": "f"})";
+                                     "nic_bandwidth_gbps": "f", "transport": "t"})";
 
 } // namespace
 
@@ -185,19 +186,21 @@ TEST_CASE("node presets are data: a preset file gives the node in the scenario's
   CHECK(spec.intra == IntraNode::pcie_only);
   CHECK(spec.pcie_bytes_per_second == 31.5e9);
   CHECK(spec.nic_bytes_per_second == 12.5e9);
+  CHECK(spec.transport == Transport::socket);
 }
 
 TEST_CASE("node presets are data: every figure needs its source - errors name file and key") {
   using Catch::Matchers::Contains;
   const std::string missing = R"({"gpu_model": "a", "gpus": "b", "intra": "c",
-                                   "pcie_bandwidth_gbps": "d", "nics": "e"})";
+                                   "pcie_bandwidth_gbps": "d", "nics": "e", "transport": "t"})";
   const std::string error =
       error_of([&] { parse_node_preset("box", preset_text("box", missing)); });
   CHECK_THAT(error, Contains("topologies/presets/box.json#/sources"));
   CHECK_THAT(error, Contains("no source for \"nic_bandwidth_gbps\""));
   const std::string stale =
       R"({"gpu_model": "a", "gpus": "b", "intra": "c", "pcie_bandwidth_gbps": "d",
-                                 "nics": "e", "nic_bandwidth_gbps": "f", "nvlink_latency_ns": "g"})";
+                                 "nics": "e", "nic_bandwidth_gbps": "f", "transport": "t",
+                                 "nvlink_latency_ns": "g"})";
   CHECK_THAT(error_of([&] { parse_node_preset("box", preset_text("box", stale)); }),
              Contains("nvlink_latency_ns"));
   CHECK_THAT(error_of([&] { parse_node_preset("box", preset_text("other", kAllSources)); }),

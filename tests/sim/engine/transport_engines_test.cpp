@@ -58,3 +58,23 @@ TEST_CASE("transports: socket is slower than GPUDirect on the same hardware, in 
     CHECK(socket < 1.08 * bound);
   }
 }
+
+TEST_CASE("scale-up: an all-reduce on a 72-GPU NVLink domain never leaves NVLink") {
+  // One GB200 NVL72 rack (18 trays): the NICs' rate must not matter, in any engine.
+  auto rack_time = [](double nic_gbps, const sim::EngineKind& engine) {
+    const Json j = Json::parse(R"({"nodes": [{"preset": "gb200-nvl72", "count": 18,
+        "nic_bandwidth_gbps": )" +
+                               std::to_string(nic_gbps) + "}]}");
+    const topo::Topology topology =
+        topo::build_topology(topo::parse_cluster_spec(JsonValue(j, "/topology")));
+    topo::Router router(topology);
+    sim::EngineSpec spec;
+    spec.kind = engine;
+    const coll::CollectiveCall call =
+        test_support::make_call_bytes(coll::Op::all_reduce, "ring", 72, std::uint64_t{1} << 20);
+    return sim::simulate(call, topology, router, spec).time;
+  };
+  CHECK(rack_time(400, sim::AnalyticEngineSpec{}) == rack_time(1, sim::AnalyticEngineSpec{}));
+  CHECK(rack_time(400, sim::packet::PacketEngineSpec{}) ==
+        rack_time(1, sim::packet::PacketEngineSpec{}));
+}
