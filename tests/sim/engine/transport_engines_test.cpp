@@ -32,7 +32,9 @@ double seconds(const std::string& transport, const sim::EngineKind& engine, std:
   spec.kind = engine;
   const coll::CollectiveCall call =
       test_support::make_call_bytes(coll::Op::all_reduce, "ring", 2, bytes);
-  return static_cast<double>(sim::simulate(call, topology, router, spec).time) / kPsPerSecond;
+  return static_cast<double>(
+             sim::simulate(call, topology, router, spec, sim::CommonOptions{}).time) /
+         kPsPerSecond;
 }
 
 } // namespace
@@ -72,7 +74,7 @@ TEST_CASE("scale-up: an all-reduce on a 72-GPU NVLink domain never leaves NVLink
     spec.kind = engine;
     const coll::CollectiveCall call =
         test_support::make_call_bytes(coll::Op::all_reduce, "ring", 72, std::uint64_t{1} << 20);
-    return sim::simulate(call, topology, router, spec).time;
+    return sim::simulate(call, topology, router, spec, sim::CommonOptions{}).time;
   };
   CHECK(rack_time(400, sim::AnalyticEngineSpec{}) == rack_time(1, sim::AnalyticEngineSpec{}));
   CHECK(rack_time(400, sim::packet::PacketEngineSpec{}) ==
