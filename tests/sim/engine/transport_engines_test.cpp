@@ -56,8 +56,11 @@ TEST_CASE("transports: socket is slower than GPUDirect on the same hardware, in 
     const double ib = seconds("ib", engine, bytes);
     CHECK(socket > 2.5 * ib); // 100 / 34 = 2.9 on the wire
     CHECK(socket >= bound);
-    // The rest is latency, the reduction and each engine's own overheads (TCP factors, headers).
-    CHECK(socket < 1.08 * bound);
+    // The rest is latency, the reduction and each engine's own overheads: packet headers, and
+    // the flow engine's LV08 TCP model (bandwidth x 0.97, and 5% of each flow's rate on the
+    // reverse route, which the other rank's flow uses: docs/engines.md).
+    const double tcp_model = std::string(name) == "flow" ? 1.05 / 0.97 : 1.0;
+    CHECK(socket < 1.08 * tcp_model * bound);
   }
 }
 
