@@ -19,7 +19,11 @@ void add_presets_command(CLI::App& app) {
     for (const std::string& name : topo::node_preset_names()) {
       const topo::NodeSpec spec = *topo::find_node_preset(name);
       std::cout << "  " << name << ": " << spec.gpus << "x " << spec.gpu_model << ", " << spec.nics
-                << "x " << format_gbps(spec.nic_bytes_per_second) << " NIC\n";
+                << "x " << format_gbps(spec.nic_bytes_per_second) << " NIC";
+      if (spec.nics > 0) std::cout << " (" << topo::transport_name(spec.transport) << ")";
+      if (spec.nvlink_domain_gpus > 0)
+        std::cout << ", NVLink domain of " << spec.nvlink_domain_gpus << " GPUs";
+      std::cout << "\n";
     }
     std::cout << "GPU models (sources in docs/presets.md):\n";
     for (const std::string& name : models::gpu_preset_names()) {

@@ -89,14 +89,18 @@ GpuModel model(std::string full_name, std::string report_name,
 //  B200: per GPU of a DGX B200 (the datasheet gives 8 GPUs): 72 PFLOPS FP8 training and 1,440 GB
 //    of HBM3e at 64 TB/s, so 9 PFLOPS FP8 with sparsity, 180 GB, 8,000 GB/s; FP16 4.5 PFLOPS and
 //    TF32 2.2 PFLOPS with sparsity, FP32 75 TFLOPS (NVIDIA HGX B200 specifications, per GPU).
+//  GB200: per Blackwell GPU of a GB200 NVL72 rack (the datasheet gives the rack's 72): FP32
+//    5,760 TFLOPS, TF32 180 PFLOPS, FP16/BF16 360, FP8 720 with sparsity, 13.4 TB of HBM3e at
+//    576 TB/s, so 80 TFLOPS FP32, dense TF32 1,250, FP16 2,500, FP8 5,000, 186 GB at 8,000 GB/s
+//    (NVIDIA GB200 NVL72 specifications).
 //  MI250X: 47.9 TFLOPS FP32 vector, 383 FP16/BF16 matrix, no TF32 or FP8, 128 GB HBM2e at
 //    3,276.8 GB/s (AMD Instinct MI250X data sheet; one OAM module, both dies).
 //  MI300X: 163.4 TFLOPS FP32, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 dense, 192 GB HBM3 at
 //    5,300 GB/s (AMD Instinct MI300X data sheet).
 // The last figure is the CUDA compute capability x10 (NVIDIA, "CUDA GPUs - Compute Capability",
 // developer.nvidia.com/cuda-gpus): P100 6.0, P40 6.1, V100 7.0, T4 and RTX 2080 Ti 7.5, A100 8.0,
-// A10G and RTX 3090 8.6, L4, L40S and RTX 4090 8.9, H100, H200 and GH200 9.0, B200 10.0; AMD
-// GPUs have none (0). NCCL's tuner picks its constants by it (models/nccl_model.hpp).
+// A10G and RTX 3090 8.6, L4, L40S and RTX 4090 8.9, H100, H200 and GH200 9.0, B200 and GB200 10.0;
+// AMD GPUs have none (0). NCCL's tuner picks its constants by it (models/nccl_model.hpp).
 std::vector<GpuModel> catalog() {
   return {
       model("P100-SXM2-16GB", "P100", {"P100"}, {10.6, 0, 21.2, 0}, 732, 16, 60),
@@ -131,6 +135,8 @@ std::vector<GpuModel> catalog() {
       model("GH200-144GB", "GH200-144GB", {"GH200-624GB"}, {67.0, 494.5, 989.5, 1979.0}, 4900, 144,
             90),
       model("B200-SXM-180GB", "B200-SXM-180GB", {"B200"}, {75.0, 1100.0, 2250.0, 4500.0}, 8000, 180,
+            100),
+      model("GB200-186GB", "GB200-186GB", {"GB200"}, {80.0, 1250.0, 2500.0, 5000.0}, 8000, 186,
             100),
       model("MI250X", "MI250X", {}, {47.9, 0, 383.0, 0}, 3276.8, 128, 0),
       model("MI300X", "MI300X", {}, {163.4, 653.7, 1307.4, 2614.9}, 5300, 192, 0),

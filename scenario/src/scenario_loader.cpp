@@ -7,6 +7,7 @@
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/suggest.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ddlsim {
@@ -19,14 +20,10 @@ std::int64_t total_gpus(const topo::ClusterSpec& spec) {
   return gpus;
 }
 
-// Node index of every GPU rank, node-major like Topology::gpus().
+// The node of every GPU rank as the algorithms see it (an NVLink domain counts as one node).
 std::vector<int> node_of_rank(const topo::ClusterSpec& spec, int ranks) {
-  std::vector<int> nodes;
-  int node = 0;
-  for (const topo::NodeGroup& group : spec.node_groups)
-    for (int i = 0; i < group.count; ++i, ++node)
-      for (int g = 0; g < group.spec.gpus && static_cast<int>(nodes.size()) < ranks; ++g)
-        nodes.push_back(node);
+  std::vector<int> nodes = topo::algorithm_node_of_gpu(spec);
+  nodes.resize(static_cast<std::size_t>(std::min<std::int64_t>(ranks, nodes.size())));
   return nodes;
 }
 

@@ -29,13 +29,10 @@ struct ClusterGpus {
 
 ClusterGpus cluster_gpus(const topo::ClusterSpec& cluster) {
   ClusterGpus out;
-  int node = 0;
   for (const topo::NodeGroup& group : cluster.node_groups)
-    for (int i = 0; i < group.count; ++i, ++node)
-      for (int g = 0; g < group.spec.gpus; ++g) {
-        out.model.push_back(group.spec.gpu_model);
-        out.node.push_back(node);
-      }
+    for (int i = 0; i < group.count; ++i)
+      for (int g = 0; g < group.spec.gpus; ++g) out.model.push_back(group.spec.gpu_model);
+  out.node = topo::algorithm_node_of_gpu(cluster); // an NVLink domain is one node
   return out;
 }
 

@@ -22,7 +22,7 @@ TEST_CASE("GPU models: the issue's list is there, each with its datasheet figure
         "RTX-2080-Ti",    "RTX-3090",       "RTX-4090",       "A10G",           "L4",
         "L40S",           "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB", "A100-PCIe-80GB",
         "H100-SXM5-80GB", "H100-PCIe-80GB", "H100-NVL-94GB",  "H200-SXM-141GB", "GH200-96GB",
-        "GH200-144GB",    "B200-SXM-180GB", "MI250X",         "MI300X"}) {
+        "GH200-144GB",    "B200-SXM-180GB", "GB200-186GB",    "MI250X",         "MI300X"}) {
     INFO(wanted);
     CHECK(std::find(names.begin(), names.end(), wanted) != names.end());
   }

@@ -31,26 +31,15 @@ std::map<int, double> nvlink_peers(const Topology& t, int node, int gpu) {
 } // namespace
 
 TEST_CASE("the node presets exist - sorted") {
-  CHECK(node_preset_names() == std::vector<std::string>{"aws-g5-48xlarge",
-                                                        "aws-g6e-48xlarge",
-                                                        "aws-p4d-24xlarge",
-                                                        "aws-p4de-24xlarge",
-                                                        "aws-p5-48xlarge",
-                                                        "azure-nd96asr-v4",
-                                                        "azure-nd96isr-h100-v5",
-                                                        "cloud-8xv100-25g",
-                                                        "dgx-a100",
-                                                        "dgx-b200",
-                                                        "dgx-h100",
-                                                        "dgx-h200",
-                                                        "dgx1-v100",
-                                                        "gcp-a3-highgpu-8g",
-                                                        "gcp-a3-megagpu-8g",
-                                                        "oci-bm-gpu-h100-8",
-                                                        "oci-bm-gpu4-8",
-                                                        "pcie-8gpu-10g",
-                                                        "pcie-8x-rtx4090",
-                                                        "single-gpu-host"});
+  CHECK(node_preset_names() ==
+        std::vector<std::string>{
+            "aws-g5-48xlarge",   "aws-g6e-48xlarge",   "aws-p4d-24xlarge",  "aws-p4de-24xlarge",
+            "aws-p5-48xlarge",   "aws-p5e-48xlarge",   "azure-nd96asr-v4",  "azure-nd96isr-h100-v5",
+            "cloud-8xv100-25g",  "dgx-a100",           "dgx-b200",          "dgx-h100",
+            "dgx-h200",          "dgx1-v100",          "gb200-nvl72",       "gcp-a3-highgpu-8g",
+            "gcp-a3-megagpu-8g", "gcp-a3-ultragpu-8g", "gcp-a4-highgpu-8g", "gh200-quad",
+            "hgx-a100-80gb",     "oci-bm-gpu-h100-8",  "oci-bm-gpu4-8",     "pcie-8gpu-10g",
+            "pcie-8x-rtx2080ti", "pcie-8x-rtx3090",    "pcie-8x-rtx4090",   "single-gpu-host"});
   CHECK_FALSE(find_node_preset("dgx-a1000"));
   for (const std::string& name : node_preset_names()) {
     INFO(name);
@@ -178,14 +167,15 @@ namespace {
 std::string preset_text(const std::string& name, const std::string& sources) {
   return R"({"name": ")" + name + R"(", "description": "a test node",
             "node": {"gpu_model": "A100-SXM4-40GB", "gpus": 2, "intra": "pcie_only",
-                     "pcie_bandwidth_gbps": 252, "nics": 1, "nic_bandwidth_gbps": 100},
+                     "pcie_bandwidth_gbps": 252, "nics": 1, "nic_bandwidth_gbps": 100,
+                     "transport": "socket"},
             "sources": )" +
          sources + "}";
 }
 
 const std::string kAllSources = R"({"gpu_model": "a", "gpus": "b", "intra": "c",
                                      "pcie_bandwidth_gbps": "d", "nics": "e",
-                                     "nic_bandwidth_gbps": "f"})";
+                                     "nic_bandwidth_gbps": "f", "transport": "t"})";
 
 } // namespace
 
@@ -196,19 +186,21 @@ TEST_CASE("node presets are data: a preset file gives the node in the scenario's
   CHECK(spec.intra == IntraNode::pcie_only);
   CHECK(spec.pcie_bytes_per_second == 31.5e9);
   CHECK(spec.nic_bytes_per_second == 12.5e9);
+  CHECK(spec.transport == Transport::socket);
 }
 
 TEST_CASE("node presets are data: every figure needs its source - errors name file and key") {
   using Catch::Matchers::Contains;
   const std::string missing = R"({"gpu_model": "a", "gpus": "b", "intra": "c",
-                                   "pcie_bandwidth_gbps": "d", "nics": "e"})";
+                                   "pcie_bandwidth_gbps": "d", "nics": "e", "transport": "t"})";
   const std::string error =
       error_of([&] { parse_node_preset("box", preset_text("box", missing)); });
   CHECK_THAT(error, Contains("topologies/presets/box.json#/sources"));
   CHECK_THAT(error, Contains("no source for \"nic_bandwidth_gbps\""));
   const std::string stale =
       R"({"gpu_model": "a", "gpus": "b", "intra": "c", "pcie_bandwidth_gbps": "d",
-                                 "nics": "e", "nic_bandwidth_gbps": "f", "nvlink_latency_ns": "g"})";
+                                 "nics": "e", "nic_bandwidth_gbps": "f", "transport": "t",
+                                 "nvlink_latency_ns": "g"})";
   CHECK_THAT(error_of([&] { parse_node_preset("box", preset_text("box", stale)); }),
              Contains("nvlink_latency_ns"));
   CHECK_THAT(error_of([&] { parse_node_preset("box", preset_text("other", kAllSources)); }),
@@ -253,6 +245,12 @@ const std::vector<PresetFigures>& todays_systems() {
       {"aws-g6e-48xlarge", "L40S", 0, 31.5, 4, 4, 100},
       {"pcie-8x-rtx4090", "RTX-4090", 0, 31.5, 0, 1, 100},
       {"aws-g5-48xlarge", "A10G", 0, 31.5, 4, 1, 100},
+      {"aws-p5e-48xlarge", "H200-SXM-141GB", 450, 63, 4, 32, 100},
+      {"gcp-a3-ultragpu-8g", "H200-SXM-141GB", 450, 63, 4, 8, 400},
+      {"gcp-a4-highgpu-8g", "B200-SXM-180GB", 900, 63, 4, 8, 400},
+      {"hgx-a100-80gb", "A100-SXM4-80GB", 300, 31.5, 4, 8, 200},
+      {"pcie-8x-rtx3090", "RTX-3090", 0, 31.5, 0, 1, 100},
+      {"pcie-8x-rtx2080ti", "RTX-2080-Ti", 0, 15.75, 0, 1, 100},
   };
   return systems;
 }
@@ -279,9 +277,12 @@ TEST_CASE("today's systems: NVLink, PCIe and NIC figures land on the right links
     }
     CHECK(count_kind(t, VertexKind::pcie_switch) == static_cast<std::size_t>(want.pcie_switches));
     REQUIRE(t.node(0).nics.size() == static_cast<std::size_t>(want.nics));
+    // The NIC's rate, under its transport (socket caps it: transport_test.cpp).
+    const NodeSpec spec = *find_node_preset(want.name);
+    CHECK(spec.nic_bytes_per_second == gbps_to_bytes_per_second(want.nic_gbps));
     for (VertexId nic : t.node(0).nics)
       CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
-            gbps_to_bytes_per_second(want.nic_gbps));
+            transport_nic_bytes_per_second(spec));
   }
 }
 

@@ -116,7 +116,7 @@ TEST_CASE("parser error: too many GPUs - with the reason") {
   const std::string per_node =
       parse_error(R"({"nodes": [{"preset": "dgx-a100", "gpus": 1000000000}]})");
   CHECK_THAT(per_node, Contains("/topology/nodes/0/gpus"));
-  CHECK_THAT(per_node, Contains("from 1 to 64"));
+  CHECK_THAT(per_node, Contains("from 1 to 576"));
   const std::string total = parse_error(
       R"({"nodes": [{"preset": "dgx-a100", "count": 100000}, {"preset": "dgx-a100", "count": 100000}]})");
   CHECK_THAT(total, Contains("/topology/nodes/1/count"));

@@ -61,8 +61,21 @@ Topology build_topology(const ClusterSpec& spec) {
   check_cluster_spec(spec);
   Topology topology;
   std::vector<detail::NicPort> nics;
-  for (const NodeGroup& group : spec.node_groups)
-    for (int i = 0; i < group.count; ++i) detail::build_node(topology, group.spec, nics);
+  int domains = 0;
+  for (const NodeGroup& group : spec.node_groups) {
+    // Nodes sharing an NVLink domain (GB200 NVL72 trays) join one NVSwitch plane that belongs
+    // to no node, so routes between them may cross it and stay on NVLink.
+    const int per_domain =
+        group.spec.nvlink_domain_gpus > 0 ? group.spec.nvlink_domain_gpus / group.spec.gpus : 0;
+    VertexId domain = kNoVertex;
+    for (int i = 0; i < group.count; ++i) {
+      if (per_domain > 0 && i % per_domain == 0)
+        domain = topology.add_vertex(Vertex{VertexKind::nvswitch,
+                                            "nvl" + std::to_string(domains) + "/nvswitch", -1,
+                                            domains++, -1});
+      detail::build_node(topology, group.spec, nics, domain);
+    }
+  }
 
   const detail::ClusterShape shape = detail::shape_of(spec);
   const std::string where = spec.json_path + "/fabric";
@@ -91,6 +104,21 @@ Topology build_topology(const ClusterSpec& spec) {
   }
   detail::check_nodes_connected(topology, where);
   return topology;
+}
+
+std::vector<int> algorithm_node_of_gpu(const ClusterSpec& spec) {
+  std::vector<int> nodes;
+  int label = 0;
+  for (const NodeGroup& group : spec.node_groups) {
+    const int per_domain =
+        group.spec.nvlink_domain_gpus > 0 ? group.spec.nvlink_domain_gpus / group.spec.gpus : 1;
+    for (int i = 0; i < group.count; ++i) {
+      if (i > 0 && i % per_domain == 0) ++label;
+      nodes.insert(nodes.end(), static_cast<std::size_t>(group.spec.gpus), label);
+    }
+    ++label;
+  }
+  return nodes;
 }
 
 namespace detail {

@@ -16,6 +16,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/topologies/spec_parser.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace ddlsim::topo::detail {
@@ -46,6 +47,9 @@ constexpr std::array<MeshPair, 16> kCubeMesh{{
     {6, 7, true},
 }};
 constexpr int kCubeMeshGpus = 8;
+// A GPU has 18 NVLinks (H100, GH200: NVIDIA H100 datasheet), so at most 18 direct peers;
+// all-to-all nodes ship with 4 (GH200 quad).
+constexpr int kMaxAllToAllGpus = 18;
 
 bool is_mesh(IntraNode intra) {
   return intra == IntraNode::nvlink_hybrid_cube_mesh || intra == IntraNode::nvlink_pairs;
@@ -77,6 +81,24 @@ std::string name_in(int node, const char* kind, int index = -1) {
 
 } // namespace
 
+} // namespace ddlsim::topo::detail
+
+namespace ddlsim::topo {
+
+double transport_nic_bytes_per_second(const NodeSpec& spec) {
+  if (spec.transport != Transport::socket) return spec.nic_bytes_per_second;
+  // NCCL splits each message evenly over the connection's sockets (net_socket.cc: tasks of
+  // max(64 KiB, size / nSocks)), so the connection runs at streams x the slowest stream's rate
+  // (S. Jeaugey, NVIDIA/nccl-tests#83), and never above the NIC.
+  const double ceiling = socket_streams(spec.socket_nthreads, spec.socket_nsocks_perthread) *
+                         spec.socket_stream_bytes_per_second;
+  return std::min(spec.nic_bytes_per_second, ceiling);
+}
+
+} // namespace ddlsim::topo
+
+namespace ddlsim::topo::detail {
+
 void check_node_spec(const NodeSpec& spec, const std::string& where) {
   require_range(spec.gpus, 1, kMaxGpusPerNode, where, "gpus");
   require_range(spec.nics, 0, kMaxNicsPerNode, where, "nics");
@@ -90,6 +112,20 @@ void check_node_spec(const NodeSpec& spec, const std::string& where) {
   require_latency(spec.pcie_latency, where, "pcie_latency_ns");
   require_latency(spec.nic_latency, where, "nic_latency_ns");
   if (spec.intra == IntraNode::pcie_only) return;
+  if (spec.intra == IntraNode::nvlink_all_to_all)
+    require_range(spec.gpus, 2, kMaxAllToAllGpus, where, "gpus");
+  if (spec.nvlink_domain_gpus != 0) {
+    if (spec.intra != IntraNode::nvswitch)
+      throw InputError(where + "/nvlink_domain_gpus",
+                       "applies only to GPUs on an NVSwitch plane (intra \"nvswitch\")");
+    if (spec.nvlink_domain_gpus < spec.gpus || spec.nvlink_domain_gpus % spec.gpus != 0 ||
+        spec.nvlink_domain_gpus > kMaxNvlinkDomainGpus)
+      throw InputError(where + "/nvlink_domain_gpus",
+                       "an NVLink domain holds whole nodes: expected a multiple of the node's " +
+                           std::to_string(spec.gpus) + " GPUs up to " +
+                           std::to_string(kMaxNvlinkDomainGpus) + ", found " +
+                           std::to_string(spec.nvlink_domain_gpus));
+  }
   require_bandwidth(spec.nvlink_bytes_per_second, where, "nvlink_bandwidth_gbps",
                     "when GPUs are joined by NVLink");
   if (is_mesh(spec.intra)) {
@@ -102,7 +138,8 @@ void check_node_spec(const NodeSpec& spec, const std::string& where) {
   }
 }
 
-int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& nic_ports) {
+int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& nic_ports,
+               VertexId nvlink_domain) {
   const int index = static_cast<int>(topology.nodes().size());
   Node node;
   node.preset = spec.preset;
@@ -131,7 +168,11 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
   };
   for (VertexId sw : pcie) pcie_link(sw, host);
   for (int g = 0; g < spec.gpus; ++g) pcie_link(node.gpus[g], parent(g, spec.gpus));
-  for (int n = 0; n < spec.nics; ++n) pcie_link(node.nics[n], parent(n, spec.nics));
+  // NET/Socket hands the NIC buffers in host memory: the GPU's bytes go up its PCIe link to the
+  // root complex and down to the NIC, never GPU -> NIC through the switch. Hanging the NIC on the
+  // host gives every route that path (GPUDirect transports keep the NIC beside its GPUs).
+  const bool bounce = bounces_through_host(spec.transport);
+  for (int n = 0; n < spec.nics; ++n) pcie_link(node.nics[n], bounce ? host : parent(n, spec.nics));
 
   if (is_mesh(spec.intra)) {
     for (const MeshPair& pair : kCubeMesh) {
@@ -140,15 +181,24 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
                                links * spec.nvlink_bytes_per_second, spec.nvlink_latency,
                                LinkClass::nvlink);
     }
+  } else if (spec.intra == IntraNode::nvlink_all_to_all) {
+    for (int a = 0; a < spec.gpus; ++a)
+      for (int b = a + 1; b < spec.gpus; ++b)
+        topology.add_duplex_link(node.gpus[a], node.gpus[b], spec.nvlink_bytes_per_second,
+                                 spec.nvlink_latency, LinkClass::nvlink);
   } else if (spec.intra == IntraNode::nvswitch) {
-    const VertexId plane = add(VertexKind::nvswitch, name_in(index, "nvswitch"), 0);
+    // A domain that spans nodes has one plane for all of them (built by the caller).
+    const VertexId plane = nvlink_domain != kNoVertex
+                               ? nvlink_domain
+                               : add(VertexKind::nvswitch, name_in(index, "nvswitch"), 0);
     for (VertexId gpu : node.gpus)
       topology.add_duplex_link(gpu, plane, spec.nvlink_bytes_per_second, spec.nvlink_latency,
                                LinkClass::nvlink);
   }
 
+  const double nic_rate = transport_nic_bytes_per_second(spec);
   for (VertexId nic : node.nics)
-    nic_ports.push_back(NicPort{nic, spec.nic_bytes_per_second, spec.nic_latency, index});
+    nic_ports.push_back(NicPort{nic, nic_rate, spec.nic_latency, index});
   return topology.add_node(std::move(node));
 }
 

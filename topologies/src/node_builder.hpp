@@ -24,7 +24,10 @@ void check_node_spec(const NodeSpec& spec, const std::string& where);
 
 // Adds one node (vertices "node<i>/cpu", "node<i>/pcie<j>", "node<i>/gpu<g>",
 // "node<i>/nic<n>", "node<i>/nvswitch") and its links; appends its NICs to `nic_ports`.
-// Returns the node index. The spec must have passed check_node_spec.
-int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& nic_ports);
+// Returns the node index. The spec must have passed check_node_spec. `nvlink_domain`, when
+// given, is the NVSwitch plane ("nvl<k>/nvswitch", node -1) the node's GPUs join instead of
+// a plane of their own.
+int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& nic_ports,
+               VertexId nvlink_domain = kNoVertex);
 
 } // namespace ddlsim::topo::detail

@@ -10,6 +10,7 @@
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/core/suggest.hpp"
 
 namespace ddlsim::topo {
 namespace {
@@ -48,6 +49,11 @@ NodeSpec parse_node_preset(std::string_view name, std::string_view text) {
   detail::read_node_fields(node, spec, /*from_preset=*/false);
   node.finish();
   detail::check_node_spec(spec, node_value.path());
+  // The transport decides the NIC's data path and ceiling, so a preset never leaves it to the
+  // default.
+  if (spec.nics > 0 && !node_value.raw().contains("transport"))
+    throw InputError(node_value.path(), "a preset with NICs names its \"transport\" (one of " +
+                                            join_choices(transport_names()) + ") and its source");
   return spec;
 }
 

@@ -32,6 +32,7 @@ constexpr std::array kIntraNames{
     IntraName{"nvswitch", IntraNode::nvswitch},
     IntraName{"nvlink_pairs", IntraNode::nvlink_pairs},
     IntraName{"pcie_only", IntraNode::pcie_only},
+    IntraName{"nvlink_all_to_all", IntraNode::nvlink_all_to_all},
 };
 
 IntraNode parse_intra(const JsonValue& value) {
@@ -87,6 +88,30 @@ NodeGroup parse_group(const JsonValue& value) {
   return group;
 }
 
+// "transport" and, under "socket", NCCL's socket thread and stream counts and the per-stream
+// rate. Over a preset a new transport keeps the preset's socket figures (they only apply to
+// socket); socket keys under another transport are errors.
+void read_transport_fields(GroupReader& read, NodeSpec& s) {
+  if (auto v = read.get("transport", false))
+    s.transport = transport_from_name(v->choice(transport_names()));
+  if (s.transport != Transport::socket) {
+    const std::string why =
+        "applies only to NCCL's socket transport; this group's transport is \"" +
+        std::string(transport_name(s.transport)) + "\" (set \"transport\": \"socket\")";
+    read.reject("socket_nthreads", why);
+    read.reject("socket_nsocks_perthread", why);
+    read.reject("socket_stream_gbps", why);
+    return;
+  }
+  if (auto v = read.get("socket_nthreads", false))
+    s.socket_nthreads = static_cast<int>(v->integer(0, kSocketMaxThreads));
+  if (auto v = read.get("socket_nsocks_perthread", false))
+    s.socket_nsocks_perthread = static_cast<int>(v->integer(1, kSocketMaxSockets));
+  if (auto v = read.get("socket_stream_gbps", false))
+    s.socket_stream_bytes_per_second =
+        gbps_to_bytes_per_second(v->positive_number(kMaxBandwidthGbps));
+}
+
 } // namespace
 
 namespace detail {
@@ -118,8 +143,17 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
     } else {
       read.reject("nvlinks_per_pair", "applies only to the NVLink cube-mesh (intra "
                                       "\"nvlink_hybrid_cube_mesh\" or \"nvlink_pairs\"); with "
-                                      "\"nvswitch\" give the per-GPU nvlink_bandwidth_gbps");
+                                      "\"nvswitch\" give the per-GPU nvlink_bandwidth_gbps, with "
+                                      "\"nvlink_all_to_all\" the per-pair one");
     }
+  }
+  if (s.intra == IntraNode::nvswitch) {
+    if (auto v = read.get("nvlink_domain_gpus", false))
+      s.nvlink_domain_gpus = static_cast<int>(v->integer(1, kMaxNvlinkDomainGpus));
+  } else {
+    read.reject("nvlink_domain_gpus", "applies only to GPUs on an NVSwitch plane (intra "
+                                      "\"nvswitch\"): only NVSwitches join GPUs of several nodes");
+    s.nvlink_domain_gpus = 0; // a preset's domain does not survive a new intra
   }
   if (auto v = read.get("pcie_switches", false))
     s.pcie_switches = static_cast<int>(v->integer(0, kMaxPcieSwitchesPerNode));
@@ -128,6 +162,7 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
   if (auto v = read.get("nics", false)) s.nics = static_cast<int>(v->integer(0, kMaxNicsPerNode));
   if (auto v = read.get("nic_bandwidth_gbps", s.nics > 0)) s.nic_bytes_per_second = bandwidth(*v);
   if (auto v = read.get("nic_latency_ns", false)) s.nic_latency = latency(*v);
+  read_transport_fields(read, s);
 }
 
 } // namespace detail

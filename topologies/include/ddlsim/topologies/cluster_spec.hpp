@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/topologies/transport.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -18,6 +19,7 @@ enum class IntraNode : std::uint8_t {
   nvswitch,                // DGX-A100/H100: every GPU has one fat link to an NVSwitch plane
   nvlink_pairs,            // cloud V100 boxes without NVSwitch: same cube mesh as DGX-1 (8 GPUs)
   pcie_only,               // GPUs talk through PCIe switches and the CPU root complex
+  nvlink_all_to_all,       // GH200 quad nodes: a direct NVLink bundle between every GPU pair
 };
 
 // Latencies a NodeSpec gets when neither a preset nor the scenario gives one (per link, one
@@ -34,12 +36,17 @@ struct NodeSpec {
   int gpus = 1;
   IntraNode intra = IntraNode::pcie_only;
   // Mesh: per NVLink link. NVSwitch: per GPU to the switch plane (all its NVLinks together).
+  // All-to-all: per GPU pair (the NVLinks joining the two).
   double nvlink_bytes_per_second = 0;
   // Mesh only: NVLinks joining each "doubled" GPU pair of the hybrid cube-mesh (the other
   // adjacent pairs always have one). 2 = DGX-1 V100 (6 NVLinks per GPU), 1 = DGX-1 P100 (4).
   // Parallel NVLinks are one link of the summed bandwidth (the hardware stripes over them).
   int nvlinks_per_pair = 1;
   Picoseconds nvlink_latency = kDefaultNvlinkLatency;
+  // NVSwitch only: the GPUs of one NVLink domain when it spans several nodes (GB200 NVL72: 72
+  // GPUs over 18 trays of 4). Consecutive nodes of the group, nvlink_domain_gpus / gpus of them,
+  // share one NVSwitch plane. 0 = each node is its own domain.
+  int nvlink_domain_gpus = 0;
   int pcie_switches = 1;            // GPUs and NICs are spread evenly over them; 0 = all on
                                     // the CPU root complex
   double pcie_bytes_per_second = 0; // per PCIe x16 link
@@ -47,7 +54,19 @@ struct NodeSpec {
   int nics = 1;
   double nic_bytes_per_second = 0;              // per NIC
   Picoseconds nic_latency = kDefaultNicLatency; // NIC to its switch, incl. the NIC's pipeline
+  // How NCCL drives the NICs (transport.hpp). ib = GPUDirect RDMA, the path every node had
+  // before transports were modelled.
+  Transport transport = Transport::ib;
+  // socket only: NCCL_SOCKET_NTHREADS, NCCL_NSOCKS_PERTHREAD (NCCL's defaults unless a preset
+  // names its cloud's) and the rate of one kernel-TCP stream.
+  int socket_nthreads = kSocketDefaultThreads;
+  int socket_nsocks_perthread = kSocketDefaultSocksPerThread;
+  double socket_stream_bytes_per_second = gbps_to_bytes_per_second(kDefaultSocketStreamGbps);
 };
+
+// The rate a NIC link carries under the node's transport: the NIC's own rate, or for socket the
+// lesser of it and NCCL's streams x the per-stream rate (one connection per NIC at a time).
+double transport_nic_bytes_per_second(const NodeSpec& spec);
 
 struct NodeGroup {
   NodeSpec spec;
@@ -120,5 +139,11 @@ struct ClusterSpec {
   // groups, custom vertices and links by index (e.g. "/topology/fabric/links/3/to").
   std::string json_path = "/topology";
 };
+
+// The node of every GPU (node-major, like Topology::gpus()) as collective algorithms see it:
+// its node's index, except that nodes sharing an NVLink domain (nvlink_domain_gpus) count as one,
+// as NCCL fuses the topology of an NVLink clique into one node (src/graph/topo.cc, "MNNVL
+// clique support", NCCL 2.30.7). Labels are 0.. in order.
+std::vector<int> algorithm_node_of_gpu(const ClusterSpec& spec);
 
 } // namespace ddlsim::topo

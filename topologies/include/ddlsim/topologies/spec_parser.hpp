@@ -11,8 +11,12 @@ namespace ddlsim::topo {
 ClusterSpec parse_cluster_spec(const JsonValue& section);
 
 // Upper bounds that keep a typo from asking for an absurd machine.
-inline constexpr int kMaxGpusPerNode = 64;
-inline constexpr int kMaxNicsPerNode = 64;
+// A node is one host's PCIe tree; NVLink domains larger than a node are "nvlink_domain_gpus".
+// 576 = the largest NVLink domain NVIDIA ships (NVLink Switch System, GB200 NVL576), so a
+// domain described as one node still fits.
+inline constexpr int kMaxGpusPerNode = 576;
+inline constexpr int kMaxNicsPerNode = 576;
+inline constexpr int kMaxNvlinkDomainGpus = 576;
 inline constexpr int kMaxPcieSwitchesPerNode = 64;
 inline constexpr int kMaxNvlinksPerPair = 4;
 inline constexpr long kMaxTotalGpus = 1 << 20;
