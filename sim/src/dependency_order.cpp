@@ -254,6 +254,12 @@ private:
              Picoseconds start) {
     const std::int32_t rank = rank_of(p);
     const std::uint16_t channel = channel_of(p);
+    if (step.kind == StepKind::switch_reduce || step.kind == StepKind::switch_multicast) {
+      // A switch step's time depends on when its whole group posted, across programs: the
+      // event-driven evaluation times it (no attempt here can).
+      give_up();
+      return;
+    }
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel);
       Posted receive;

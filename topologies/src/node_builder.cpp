@@ -89,6 +89,9 @@ void check_node_spec(const NodeSpec& spec, const std::string& where) {
   require_latency(spec.nvlink_latency, where, "nvlink_latency_ns");
   require_latency(spec.pcie_latency, where, "pcie_latency_ns");
   require_latency(spec.nic_latency, where, "nic_latency_ns");
+  if (spec.nvls && spec.intra != IntraNode::nvswitch)
+    throw InputError(where + "/nvls", "in-switch reduction (NVLS) needs an NVSwitch; set intra "
+                                      "\"nvswitch\" or drop \"nvls\"");
   if (spec.intra == IntraNode::pcie_only) return;
   require_bandwidth(spec.nvlink_bytes_per_second, where, "nvlink_bandwidth_gbps",
                     "when GPUs are joined by NVLink");
@@ -141,7 +144,8 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
                                LinkClass::nvlink);
     }
   } else if (spec.intra == IntraNode::nvswitch) {
-    const VertexId plane = add(VertexKind::nvswitch, name_in(index, "nvswitch"), 0);
+    const VertexId plane = topology.add_vertex(
+        Vertex{VertexKind::nvswitch, name_in(index, "nvswitch"), index, 0, -1, spec.nvls});
     for (VertexId gpu : node.gpus)
       topology.add_duplex_link(gpu, plane, spec.nvlink_bytes_per_second, spec.nvlink_latency,
                                LinkClass::nvlink);

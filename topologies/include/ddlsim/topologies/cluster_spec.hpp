@@ -40,6 +40,10 @@ struct NodeSpec {
   // Parallel NVLinks are one link of the summed bandwidth (the hardware stripes over them).
   int nvlinks_per_pair = 1;
   Picoseconds nvlink_latency = kDefaultNvlinkLatency;
+  // NVSwitch only: the switch reduces and multicasts in the fabric (NVLink SHARP, "NVLS": third-
+  // generation NVSwitch and later, i.e. H100, H200, B200 systems). Switch steps of a Schedule
+  // need it on their route.
+  bool nvls = false;
   int pcie_switches = 1;            // GPUs and NICs are spread evenly over them; 0 = all on
                                     // the CPU root complex
   double pcie_bytes_per_second = 0; // per PCIe x16 link
