@@ -11,7 +11,9 @@
 // per-step overhead, then moves its bytes at the max-min fair share of every link it crosses
 // (FlowNetwork); one equal-cost path per transfer, chosen by a seeded hash of (source rank,
 // destination rank, channel). A recv_reduce reduces the received bytes after they arrive, at the
-// GPU's reduction rate; local steps cost overhead + bytes / rate. Steps follow the execution
+// GPU's reduction rate; local steps cost overhead + bytes / rate. A group of switch steps (NVLS,
+// rule 4 of step.hpp) is one flow over every member's links to the reducing NVSwitch and the
+// switch's links out (sim/src/switch_routes.hpp), with no GPU reduction. Steps follow the execution
 // rules of collectives/step.hpp, and a send and its receive start moving data once both have
 // started (rendezvous). What it does not model: packets, queues, congestion control, loss,
 // protocol headers, or contention between compute and communication for GPU memory bandwidth.
