@@ -35,11 +35,11 @@ StepStream nvls_all_gather(Shape s) {
 class NvlsAllGather final : public PhasedGenerator {
 public:
   NvlsAllGather()
-      : PhasedGenerator(
-            "nvls", Op::all_gather,
-            "NVSwitch multicast (NVLink SHARP) in one node: each rank sends its "
-            "block to the switch once, which writes it to every GPU; n/p·β up, n·β "
-            "down per GPU; uses chunks, channels (NCCL src/device/all_gather.h, NVLS)") {}
+      : PhasedGenerator("nvls", Op::all_gather,
+                        "NVSwitch multicast (NVLink SHARP) in one node: each rank sends its "
+                        "block to the switch once, which writes it to every GPU; n/p·β up, n·β "
+                        "down per GPU, ≈ 2Cα + n·β; uses chunks, channels (NCCL "
+                        "src/device/all_gather.h, NVLS)") {}
 
   void check(const CollectiveCall& call) const override {
     check_common(call, true, true);

@@ -27,7 +27,7 @@ public:
       : PhasedGenerator("nvls", Op::all_reduce,
                         "NVSwitch in-switch reduction (NVLink SHARP) in one node: each rank "
                         "reduces its 1/p shard through the switch and multicasts it; "
-                        "(n + n/p)·β per GPU and direction once pipelined; uses chunks, "
+                        "≈ 2(C+1)α + (n + n/p)·β·(1 + 1/C) for C chunks; uses chunks, "
                         "channels (NCCL src/device/all_reduce.h, NVLS)") {}
 
   void check(const CollectiveCall& call) const override {

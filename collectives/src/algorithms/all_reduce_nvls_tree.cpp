@@ -28,11 +28,12 @@ namespace {
 class NvlsTree final : public PhasedGenerator {
 public:
   NvlsTree()
-      : PhasedGenerator("nvls_tree", Op::all_reduce,
-                        "NVLS in each node (switch reduce-scatter to per-GPU shards), a ring "
-                        "per shard across nodes over each GPU's NIC, NVLS multicast back; "
-                        "(n + n/L)·β_intra and 2(n/L)(N-1)/N·β_inter per GPU; uses chunks, "
-                        "channels (NCCL src/device/all_reduce.h, NVLS_TREE)") {}
+      : PhasedGenerator(
+            "nvls_tree", Op::all_reduce,
+            "NVLS in each node (switch reduce-scatter to per-GPU shards), a ring "
+            "per shard across nodes over each GPU's NIC, NVLS multicast back; "
+            "(n + n/L)·β_intra and 2(N-1)α_inter + 2(n/L)(N-1)/N·β_inter per GPU; uses chunks, "
+            "channels (NCCL src/device/all_reduce.h, NVLS_TREE)") {}
 
   void check(const CollectiveCall& call) const override {
     check_common(call, true, true);

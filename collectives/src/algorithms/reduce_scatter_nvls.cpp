@@ -42,10 +42,11 @@ StepStream nvls_reduce_scatter(Shape s) {
 class NvlsReduceScatter final : public PhasedGenerator {
 public:
   NvlsReduceScatter()
-      : PhasedGenerator("nvls", Op::reduce_scatter,
-                        "NVSwitch in-switch reduction (NVLink SHARP) in one node: each rank "
-                        "reads the sum of its block from the switch; n·β up, n/p·β down per GPU; "
-                        "uses chunks, channels (NCCL src/device/reduce_scatter.h, NVLS)") {}
+      : PhasedGenerator(
+            "nvls", Op::reduce_scatter,
+            "NVSwitch in-switch reduction (NVLink SHARP) in one node: each rank "
+            "reads the sum of its block from the switch; ≈ 2Cα + n·β (n up, n/p down per GPU); "
+            "uses chunks, channels (NCCL src/device/reduce_scatter.h, NVLS)") {}
 
   void check(const CollectiveCall& call) const override {
     check_common(call, true, true);
