@@ -14,7 +14,8 @@ StepStream nvls_all_gather(Shape s) {
   Program prog(s.channel);
   const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
   const std::uint64_t mine = s.block(s.rank).begin;
-  std::vector<std::uint32_t> last(std::size_t(s.p), kNoStep);
+  // Two chunks per block in the switch at a time, as nvls_all_reduce (nvls.cpp, kInFlight).
+  std::vector<std::uint32_t> last(2 * std::size_t(s.p), kNoStep);
   Step step;
   for (int j = 0; j < s.chunks; ++j)
     for (int i = 0; i < s.p; ++i) {
@@ -27,8 +28,9 @@ StepStream nvls_all_gather(Shape s) {
       else
         step = switch_multicast_step(i, owner ? in.at(shift(r, mine)) : BufferRange{}, out.at(r),
                                      r.size() * s.e, s.p);
-      co_yield prog.emit(std::move(step), last[std::size_t(i)]);
-      last[std::size_t(i)] = prog.last();
+      std::uint32_t& previous = last[std::size_t(j % 2) * std::size_t(s.p) + std::size_t(i)];
+      co_yield prog.emit(std::move(step), previous);
+      previous = prog.last();
     }
 }
 

@@ -5,11 +5,12 @@
 // Every chunk of the channel's slice is cut into p shards; rank i owns shard i. The owner's
 // switch_reduce has the switch read shard i from all p GPUs (each GPU's uplink carries it once),
 // add them and return the sum to the owner (its downlink carries it once); the owner's
-// switch_multicast sends the sum up once and the switch writes it to all p GPUs. The reduce of
-// chunk j+1 overlaps the multicast of chunk j. Per GPU and direction: n + n/p bytes, against
-// 2n(p-1)/p for a ring, so once pipelined (C chunks of one channel, link rate B, α the GPU-to-
-// switch-to-GPU latency):
-//   T ≈ (C + 1)·2α + (n + n/p)/B·(1 + 1/C)     (C = 1: 4α + 2n/B, reduce then multicast)
+// switch_multicast sends the sum up once and the switch writes it to all p GPUs. Two chunks
+// of each shard are in the switch at a time (nvls.cpp), so the reduce of chunk j+1 overlaps the
+// multicast of chunk j. Per GPU and direction: n + n/p bytes, against 2n(p-1)/p for a ring, so
+// once pipelined (C chunks of one channel, link rate B, α the GPU-to-switch-to-GPU latency):
+//   T ≈ (n + n/p)/B·(1 + 2/C) + the round trips (about 2α per pair of chunks) that the
+//   fair-shared flows of a chunk pair do not hide;  C = 1: 4α + 2n/B (reduce, then multicast).
 // No GPU reduction (the switch adds); the switch's own reduction throughput is taken to be its
 // link rate (docs/algorithms.md). avg: each owner scales its shard before the multicast. Needs a
 // reducing switch on the route (topology: a node with "nvls": true), which the engines check.
@@ -27,7 +28,7 @@ public:
       : PhasedGenerator("nvls", Op::all_reduce,
                         "NVSwitch in-switch reduction (NVLink SHARP) in one node: each rank "
                         "reduces its 1/p shard through the switch and multicasts it; "
-                        "≈ 2(C+1)α + (n + n/p)·β·(1 + 1/C) for C chunks; uses chunks, "
+                        "≈ (n + n/p)·β·(1 + 2/C) + about C·α for C chunks; uses chunks, "
                         "channels (NCCL src/device/all_reduce.h, NVLS)") {}
 
   void check(const CollectiveCall& call) const override {

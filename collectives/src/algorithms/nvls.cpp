@@ -5,6 +5,16 @@
 #include <vector>
 
 namespace ddlsim::coll::gen {
+namespace {
+
+// Chunks of one shard in the switch at a time. Two: enough that a chunk's round trip to the
+// switch (the latency of its group) overlaps the transfer of the chunk before. NCCL keeps up to
+// NCCL_STEPS = 8 slots per connection (src/include/device.h, 2.30.7), but they drain in order;
+// eight fair-shared flows would instead finish together, delaying the first multicast by eight
+// chunks.
+constexpr int kInFlight = 2;
+
+} // namespace
 
 StepStream nvls_all_reduce(Shape s, int L, int N) {
   Program prog(s.channel);
@@ -16,13 +26,15 @@ StepStream nvls_all_reduce(Shape s, int L, int N) {
   auto shard = [&](int j, int i) {
     return sub(sub(slice, chunks, std::uint64_t(j)), shards, std::uint64_t(i));
   };
-  // The latest reduce of each owner's shard: the next chunk's reduce of that shard waits for it,
-  // so that one chunk per shard is in the switch at a time (NCCL's NVLS buffer slots) and the
-  // reduce of chunk j+1 overlaps the rest of chunk j.
-  std::vector<std::uint32_t> reduced(std::size_t(L), kNoStep);
+  // The reduces of each owner's shard in flight: the reduce of chunk j waits for that of chunk
+  // j - kInFlight, so the switch's round trip for one chunk hides behind the transfer of the one
+  // before, and the reduces run kInFlight - 1 chunks ahead of the rest (ring, multicast).
+  std::vector<std::uint32_t> reduced(std::size_t(L) * kInFlight, kNoStep);
+  auto slot = [&](int j, int i) -> std::uint32_t& {
+    return reduced[std::size_t(j % kInFlight) * std::size_t(L) + std::size_t(i)];
+  };
   Step step;
-  for (int j = 0; j <= s.chunks; ++j) {
-    const std::uint32_t own_reduced = reduced[std::size_t(local)]; // chunk j-1's
+  for (int j = 0; j < s.chunks + kInFlight - 1; ++j) {
     if (j < s.chunks)
       for (int i = 0; i < L; ++i) {
         const ElementRange r = shard(j, i);
@@ -31,11 +43,12 @@ StepStream nvls_all_reduce(Shape s, int L, int N) {
           step = copy_step(in.at(r), out.at(r));
         else
           step = switch_reduce_step(first + i, in.at(r), i == local ? out.at(r) : BufferRange{}, L);
-        co_yield prog.emit(std::move(step), reduced[std::size_t(i)]);
-        reduced[std::size_t(i)] = prog.last();
+        co_yield prog.emit(std::move(step), slot(j, i));
+        slot(j, i) = prog.last();
       }
-    if (j == 0) continue;
-    const int k = j - 1; // finish chunk k: ring across nodes, then multicast in the node
+    const int k = j - (kInFlight - 1); // finish chunk k: ring across nodes, then multicast
+    if (k < 0) continue;
+    const std::uint32_t own_reduced = slot(k, local);
     for (int i = 0; i < L; ++i) {
       const ElementRange r = shard(k, i);
       if (r.size() == 0) continue;

@@ -17,7 +17,8 @@ StepStream nvls_reduce_scatter(Shape s) {
   const Place in{Buffer::input, 0, s.e};
   const std::uint64_t mine = s.block(s.rank).begin;
   const Place out{Buffer::output, 0, s.e};
-  std::vector<std::uint32_t> last(std::size_t(s.p), kNoStep);
+  // Two chunks per block in the switch at a time, as nvls_all_reduce (nvls.cpp, kInFlight).
+  std::vector<std::uint32_t> last(2 * std::size_t(s.p), kNoStep);
   Step step;
   for (int j = 0; j < s.chunks; ++j)
     for (int i = 0; i < s.p; ++i) {
@@ -30,8 +31,9 @@ StepStream nvls_reduce_scatter(Shape s) {
         step = copy_step(in.at(r), dst);
       else
         step = switch_reduce_step(i, in.at(r), dst, s.p);
-      co_yield prog.emit(std::move(step), last[std::size_t(i)]);
-      last[std::size_t(i)] = prog.last();
+      std::uint32_t& previous = last[std::size_t(j % 2) * std::size_t(s.p) + std::size_t(i)];
+      co_yield prog.emit(std::move(step), previous);
+      previous = prog.last();
       if (owner && s.avg()) {
         step = scale_step(dst, 1.0 / s.p);
         co_yield prog.emit(std::move(step), prog.last());
