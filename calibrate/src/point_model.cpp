@@ -70,7 +70,9 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
     return std::nullopt; // nothing NCCL runs here has a generator: the fallback list
   }
   if (!any) return std::nullopt;
-  return NcclPick{choice.generator, choice.channels, calibrated(choice.protocol)};
+  return NcclPick{choice.generator, choice.channels,
+                  models::nccl_pipeline_chunks(tuner.system(), choice, point.bytes),
+                  calibrated(choice.protocol)};
 }
 
 std::string PointModel::choice_model() const {
@@ -178,6 +180,7 @@ std::vector<Prediction> PointModel::predict(std::span<const Calibration> calibra
         coll::CollectiveCall call = candidates(points[i]).front();
         call.algorithm = picks[i]->generator;
         call.params.channels = picks[i]->channels;
+        call.params.chunks = picks[i]->chunks;
         calls.push_back(std::move(call));
       } else {
         calls = candidates(points[i]);

@@ -36,9 +36,10 @@ constexpr std::array kOps{Op::all_reduce, Op::reduce_scatter, Op::all_gather, Op
                           Op::reduce,     Op::all_to_all,     Op::send_recv};
 constexpr std::array kTypes{DataType::fp32, DataType::fp16, DataType::bf16};
 constexpr std::array kReductions{Reduction::sum, Reduction::avg, Reduction::adasum};
-constexpr std::array kKinds{StepKind::send,     StepKind::recv,       StepKind::recv_reduce,
-                            StepKind::reduce,   StepKind::copy,       StepKind::scale,
-                            StepKind::compress, StepKind::decompress, StepKind::compute};
+constexpr std::array kKinds{
+    StepKind::send,    StepKind::recv,          StepKind::recv_reduce,     StepKind::reduce,
+    StepKind::copy,    StepKind::scale,         StepKind::compress,        StepKind::decompress,
+    StepKind::compute, StepKind::switch_reduce, StepKind::switch_multicast};
 constexpr std::array kBuffers{Buffer::input, Buffer::output, Buffer::scratch};
 constexpr std::array kCodecs{Codec::none, Codec::topk, Codec::fp16_cast, Codec::chunk_norms,
                              Codec::chunk_select};

@@ -49,7 +49,7 @@ std::vector<double> Executor::output(int rank) const {
 void Executor::run() {
   runner_.restart();
   runner_.drain();
-  if (!runner_.finished() || !messages_.empty()) report_deadlock();
+  if (!runner_.finished() || !messages_.empty() || !groups_.empty()) report_deadlock();
 }
 
 void Executor::reject_step(const std::string& message) const {
@@ -65,6 +65,16 @@ void Executor::start_step(StepRef ref, const Step& step) {
     return;
   }
   auto& accesses = in_flight_[std::size_t(rank)];
+  if (step.is_switch()) {
+    // Checked when the group runs: until then the switch may read src and write dst any time.
+    if (step.src.bytes > 0) accesses.push_back({step.src, false, s.program, s.index, step});
+    if (step.dst.bytes > 0) accesses.push_back({step.dst, true, s.program, s.index, step});
+    std::string problem;
+    const auto instance = groups_.post(rank, step, s, problem);
+    if (!problem.empty()) fail(s, problem);
+    if (instance) run_switch(*instance);
+    return;
+  }
   if (step.is_send()) {
     check_access(s, step.src, false); // a posted receive of this rank may write these bytes
     accesses.push_back({step.src, false, s.program, s.index, step});
@@ -99,6 +109,46 @@ void Executor::transfer(const Started& send, const Started& receive) {
   bytes_sent_ += send.step.bytes;
   complete(send.program, send.index);
   complete(receive.program, receive.index);
+}
+
+void Executor::run_switch(const SwitchGroups<Started>::Instance& instance) {
+  for (const auto& member : instance.members) {
+    const Started& s = member.posted;
+    forget_accesses(member.rank, s.program, s.index);
+    check_access(s, s.step.src, false);
+    check_access(s, s.step.dst, true);
+  }
+  const Started* owner = nullptr;
+  for (const auto& member : instance.members)
+    if (member.rank == instance.owner) owner = &member.posted;
+  if (instance.kind == StepKind::switch_reduce) {
+    // The switch adds the members' data in rank order (its own order is unspecified; sum and
+    // avg agree up to rounding, which the reference check tolerates).
+    if (call_.reduction == Reduction::adasum)
+      fail(*owner, "a switch reduces by sum only; adasum cannot run in the switch");
+    std::vector<std::byte> acc(instance.bytes);
+    bool first = true;
+    for (const auto& member : instance.members) {
+      const std::span<std::byte> src = bytes(member.rank, member.posted.step.src);
+      if (first)
+        std::memcpy(acc.data(), src.data(), acc.size());
+      else
+        combine(call_.reduction, call_.dtype, acc, src, acc);
+      first = false;
+    }
+    const std::span<std::byte> dst = bytes(instance.owner, owner->step.dst);
+    std::memcpy(dst.data(), acc.data(), dst.size());
+    bytes_sent_ += instance.bytes * instance.members.size();
+  } else {
+    const std::span<std::byte> src = bytes(instance.owner, owner->step.src);
+    const std::vector<std::byte> data(src.begin(), src.end());
+    for (const auto& member : instance.members) {
+      const std::span<std::byte> dst = bytes(member.rank, member.posted.step.dst);
+      if (!dst.empty()) std::memcpy(dst.data(), data.data(), dst.size());
+    }
+    bytes_sent_ += instance.bytes;
+  }
+  for (const auto& member : instance.members) complete(member.posted.program, member.posted.index);
 }
 
 void Executor::execute_local(const Started& s) {
@@ -159,6 +209,10 @@ void Executor::report_deadlock() const {
     ++programs;
     if (cursor.has_next()) stuck.push_back({{id, cursor.started()}, runner_.describe_pending(id)});
   }
+  groups_.for_each_open([&](const auto& instance, const std::string& what) {
+    const Started& s = instance.members.front().posted;
+    stuck.push_back({{s.program, s.index}, what});
+  });
   messages_.for_each_unmatched([&](const Started& s, bool is_send) {
     stuck.push_back({{s.program, s.index},
                      where(s.program, s.index, s.step) +

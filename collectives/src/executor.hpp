@@ -9,6 +9,7 @@
 
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/collectives/step_runner.hpp"
+#include "ddlsim/collectives/switch_groups.hpp"
 
 #include "step_rules.hpp"
 
@@ -60,6 +61,8 @@ private:
 
   void execute_local(const Started& s);
   void transfer(const Started& send, const Started& receive);
+  // Rule 4: the switch's work for a complete group (reduce or multicast), then completions.
+  void run_switch(const SwitchGroups<Started>::Instance& instance);
   void complete(std::uint32_t id, std::uint32_t index);
   int rank_of(std::uint32_t id) const { return runner_.program(id).rank; }
   void check_access(const Started& s, const BufferRange& range, bool write) const;
@@ -76,6 +79,7 @@ private:
   std::vector<std::array<std::vector<std::byte>, 3>> buffers_; // [rank][Buffer]
   StepRunner<Executor> runner_; // programs numbered rank * channels + channel
   MessageQueues<Started> messages_;
+  SwitchGroups<Started> groups_;
   std::vector<std::vector<Access>> in_flight_; // per rank
   std::uint64_t bytes_sent_ = 0;
 };

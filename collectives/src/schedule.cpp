@@ -170,6 +170,16 @@ MaterializedSchedule materialize(const Schedule& schedule) {
   return out;
 }
 
+bool has_switch_steps(const Schedule& schedule) {
+  for (int r = 0; r < schedule.ranks(); ++r)
+    for (int c = 0; c < schedule.channels(); ++c) {
+      StepStream stream = schedule.program(r, c);
+      for (Step step; stream.next(step);)
+        if (step.is_switch()) return true;
+    }
+  return false;
+}
+
 std::uint64_t input_bytes(const CollectiveCall& call, int rank) {
   if (rank < 0 || rank >= call.ranks) return 0;
   const std::uint64_t e = element_size(call.dtype);

@@ -22,6 +22,10 @@ std::string_view to_string(StepKind kind) {
     return "decompress";
   case StepKind::compute:
     return "compute";
+  case StepKind::switch_reduce:
+    return "switch_reduce";
+  case StepKind::switch_multicast:
+    return "switch_multicast";
   }
   return "?";
 }

@@ -5,6 +5,7 @@
 #include "ddlsim/collectives/step_runner.hpp"
 
 #include <sstream>
+#include <tuple>
 
 namespace ddlsim::coll::detail {
 
@@ -50,11 +51,46 @@ bool overlap(const BufferRange& a, const BufferRange& b) {
   return a.buffer == b.buffer && a.offset < b.end() && b.offset < a.end();
 }
 
+// Rule 4: the owner of a switch_reduce has a dst, the others none; the owner of a
+// switch_multicast has a src (and may have a dst), the others only a dst.
+std::string switch_problem(const Step& step, const StepPlace& place, int ranks,
+                           const RankBuffers& buffers, std::size_t element_bytes) {
+  if (!(step.param >= 2 && step.param <= ranks) ||
+      step.param != static_cast<double>(static_cast<int>(step.param)))
+    return "group size (param) " + std::to_string(step.param) + " must be an integer in 2.." +
+           std::to_string(ranks);
+  if (step.aux != BufferRange{}) return "a switch step has no aux range";
+  const bool owner = step.peer == place.rank;
+  const bool reduce = step.kind == StepKind::switch_reduce;
+  const bool has_src = reduce || owner;
+  const bool has_dst = reduce ? owner : (!owner || step.dst != BufferRange{});
+  const std::string bytes = std::to_string(step.bytes) + " B";
+  for (const auto& [role, range, used] :
+       {std::tuple{"src", step.src, has_src}, std::tuple{"dst", step.dst, has_dst}}) {
+    if (!used) {
+      if (range != BufferRange{})
+        return std::string(role) + " must be unset: " +
+               (reduce ? "only the owner of a switch_reduce receives"
+                       : "only the owner of a switch_multicast sends");
+      continue;
+    }
+    if (auto p = range_problem(role, range, buffers, element_bytes, reduce); !p.empty()) return p;
+    if (range.bytes != step.bytes)
+      return "moves " + bytes + " but " + role + " " + to_string(range) + " has " +
+             std::to_string(range.bytes) + " B";
+  }
+  if (has_dst && step.dst.buffer == Buffer::input && step.dst.bytes > 0)
+    return "writes " + to_string(step.dst) + ", but the input buffer is read-only";
+  if (has_src && has_dst && overlap(step.src, step.dst) && !(reduce && step.src == step.dst))
+    return "src " + to_string(step.src) + " and dst " + to_string(step.dst) + " overlap";
+  return {};
+}
+
 } // namespace
 
 std::string step_problem(const Step& step, const StepPlace& place, int ranks,
                          const RankBuffers& buffers, DataType dtype) {
-  if (static_cast<unsigned>(step.kind) > static_cast<unsigned>(StepKind::compute))
+  if (static_cast<unsigned>(step.kind) > static_cast<unsigned>(StepKind::switch_multicast))
     return "unknown step kind " + std::to_string(static_cast<unsigned>(step.kind));
   if (step.channel != place.channel)
     return "says channel " + std::to_string(step.channel) + " but is in the program of channel " +
@@ -65,7 +101,11 @@ std::string step_problem(const Step& step, const StepPlace& place, int ranks,
     if (step.deps[i] >= place.index)
       return "dep " + std::to_string(step.deps[i]) +
              " does not point to an earlier step of the same program";
-  if (!step.is_local() && (step.peer < 0 || step.peer >= ranks || step.peer == place.rank))
+  if (step.is_switch() && (step.peer < 0 || step.peer >= ranks))
+    return "owner " + std::to_string(step.peer) + " is not a rank of 0.." +
+           std::to_string(ranks - 1);
+  if ((step.is_send() || step.is_receive()) &&
+      (step.peer < 0 || step.peer >= ranks || step.peer == place.rank))
     return "peer " + std::to_string(step.peer) + " is not another rank of 0.." +
            std::to_string(ranks - 1);
   if (step.has_wait() && step.wait_channel == place.channel)
@@ -88,6 +128,7 @@ std::string step_problem(const Step& step, const StepPlace& place, int ranks,
   }
 
   const std::size_t element_bytes = element_size(dtype);
+  if (step.is_switch()) return switch_problem(step, place, ranks, buffers, element_bytes);
   const bool aligned = combines_elements(step);
   if (uses_src(step.kind))
     if (auto p = range_problem("src", step.src, buffers, element_bytes, aligned); !p.empty())
@@ -123,14 +164,18 @@ std::string describe(const Step& step) {
   out << coll::to_string(step.kind);
   if (step.is_send()) out << " to " << step.peer;
   if (step.is_receive()) out << " from " << step.peer;
+  if (step.is_switch())
+    out << " owner " << step.peer << " group " << static_cast<std::int64_t>(step.param);
   if (step.codec != Codec::none) out << ' ' << coll::to_string(step.codec);
   if (step.kind == StepKind::scale) out << " x" << step.param;
   if (step.kind == StepKind::compute) out << ' ' << static_cast<std::int64_t>(step.param) << " ps";
   if (step.codec == Codec::chunk_norms || step.codec == Codec::chunk_select)
     out << " chunk " << step.param << " B";
   out << ' ';
-  if (uses_src(step.kind)) out << ' ' << to_string(step.src);
-  if (uses_dst(step.kind)) out << " -> " << to_string(step.dst);
+  if (uses_src(step.kind) && !(step.is_switch() && step.src == BufferRange{}))
+    out << ' ' << to_string(step.src);
+  if (uses_dst(step.kind) && !(step.is_switch() && step.dst == BufferRange{}))
+    out << " -> " << to_string(step.dst);
   if (step.codec == Codec::chunk_select) out << " aux " << to_string(step.aux);
   out << "  " << step.bytes << " B";
   if (step.dep_count > 0) {

@@ -3,6 +3,7 @@
 
 #include "step_rules.hpp"
 
+#include "ddlsim/collectives/switch_groups.hpp"
 #include "ddlsim/core/input_error.hpp"
 
 #include <map>
@@ -74,6 +75,7 @@ void validate(const MaterializedSchedule& s) {
   const std::size_t protocols = s.protocols.empty() ? 1 : s.protocols.size();
   for (const Protocol& protocol : s.protocols) check_protocol(protocol, "schedule");
   TransferLists sends, receives;
+  SwitchGroups<StepPlace> groups; // rule 4: membership depends on program order only
   for (int r = 0; r < s.ranks; ++r) {
     const auto& programs = s.programs[std::size_t(r)];
     if (programs.size() != std::size_t(s.channels))
@@ -100,10 +102,18 @@ void validate(const MaterializedSchedule& s) {
         if (step.is_send()) sends[{r, step.peer, c}].push_back({place, step.bytes, step.protocol});
         if (step.is_receive())
           receives[{step.peer, r, c}].push_back({place, step.bytes, step.protocol});
+        if (std::string problem; step.is_switch()) {
+          groups.post(r, step, place, problem);
+          if (!problem.empty())
+            fail(to_string(place) + " (" + detail::describe(step) + "): " + problem);
+        }
       }
     }
   }
   check_matching(sends, receives);
+  groups.for_each_open([](const auto&, const std::string& what) {
+    fail(what + ": a switch step without the rest of its group");
+  });
 }
 
 } // namespace ddlsim::coll

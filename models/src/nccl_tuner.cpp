@@ -440,6 +440,36 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
   return out;
 }
 
+int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std::uint64_t bytes) {
+  constexpr std::uint64_t kSteps = 8;                                      // NCCL_STEPS (device.h)
+  constexpr std::uint64_t kSimpleStep = (std::uint64_t{1} << 22) / kSteps; // DEFAULT_BUFFSIZE
+  constexpr std::uint64_t kLlStep = 8ull * 512 * kSteps * 16 / kSteps;     // lines x threads x 16 B
+  constexpr std::uint64_t kLl128Step = 120ull * 640 * kSteps * 8 / kSteps; // elems x threads x 8 B
+  constexpr std::uint64_t kNvlsChunk = 128 * 1024;                         // NCCL_NVLS_CHUNKSIZE
+  const bool ring = choice.algorithm == NcclAlgorithm::ring;
+  std::uint64_t chunk = 0;
+  switch (choice.protocol) {
+  case NcclProtocol::ll:
+    chunk = kLlStep / 2;
+    break; // half of each line is data
+  case NcclProtocol::ll128:
+    chunk = kLl128Step / 128 * 120;
+    break; // 120 of 128 bytes are data
+  case NcclProtocol::simple:
+    chunk = kSimpleStep * (ring ? 4 : 1);
+    break; // ALLREDUCE_CHUNKSTEPS
+  }
+  std::uint64_t share = bytes / std::uint64_t(std::max(choice.channels, 1));
+  if (choice.algorithm == NcclAlgorithm::nvls || choice.algorithm == NcclAlgorithm::nvls_tree) {
+    chunk = kNvlsChunk;
+    share /= std::uint64_t(std::max(system.local_ranks, 1));
+  } else if (ring) {
+    share /= std::uint64_t(std::max(system.ranks, 1));
+  }
+  const std::uint64_t chunks = (share + chunk - 1) / chunk;
+  return static_cast<int>(std::clamp<std::uint64_t>(chunks, 1, kMaxNcclChunks));
+}
+
 Picoseconds nccl_call_overhead(NcclAlgorithm algorithm, NcclProtocol protocol) {
   const float us =
       nccl::kBaseLatencies[static_cast<std::size_t>(algorithm)][static_cast<std::size_t>(protocol)];

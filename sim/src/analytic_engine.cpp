@@ -7,6 +7,9 @@
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "peer_fifo.hpp"
 #include "program_state.hpp"
+#include "switch_routes.hpp"
+
+#include "ddlsim/collectives/switch_groups.hpp"
 
 #include <array>
 #include <limits>
@@ -37,9 +40,10 @@ struct alignas(64) Transfer {
   std::uint64_t bytes; // on the wire (ProtocolCost::wire_bytes)
   const topo::Path* path;
   std::uint64_t recv_bytes;
-  std::int32_t recv_rank;
+  std::int32_t recv_rank; // for a switch step: its group's slot in switch_members_
   bool recv_reduce;
   std::uint8_t protocol; // the call's (Step::protocol)
+  bool group; // a switch step's group: its members complete together (rule 4 of step.hpp)
   // A lone transfer (FlowNetwork::reserve) started moving its bytes at byte_start; its
   // lone_done event is valid while `generation` is the one it carries. The generation changes
   // when the transfer is handed to the flow network (adopt) and when it is reserved again after
@@ -274,6 +278,7 @@ private:
     program.pending_protocol = step->protocol;
     protocol_cost(protocols_, step->protocol); // throws for a protocol the schedule lacks
     if (step->has_wait()) overflow_[p].pending_wait_step = step->wait_step;
+    if (step->is_switch()) overflow_[p].pending_group = static_cast<std::int32_t>(step->param);
     program.has_pending = true;
     ++result_.steps;
     return true;
@@ -346,6 +351,8 @@ private:
       else
         detail::put_posted(self.receives_count, self.receives_first, overflow_[p].receives_rest,
                            Waiting{step.bytes, step.peer, index, reduce ? 1u : 0u});
+    } else if (step.kind == StepKind::switch_reduce || step.kind == StepKind::switch_multicast) {
+      begin_switch(step, p, index);
     } else if (step.kind == StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
       schedule(now_ + static_cast<Picoseconds>(step.bytes), Event{EventKind::local_done, p, index});
@@ -365,6 +372,73 @@ private:
     sender.path_crosses_network = crosses_network(topology_, *sender.path);
   }
 
+  // Transfer ids are recycled: memory follows the transfers in flight, not the total.
+  std::uint32_t new_transfer() {
+    if (free_transfers_.empty()) {
+      transfers_.emplace_back();
+      return static_cast<std::uint32_t>(transfers_.size() - 1);
+    }
+    const std::uint32_t id = free_transfers_.back();
+    free_transfers_.pop_back();
+    return id;
+  }
+
+  // Rule 4 of step.hpp: a switch step waits for the rest of its group; the complete group is
+  // one flow over the links SwitchRoutes gives (each member's leg to the switch and the
+  // switch's legs out), no GPU reduction (the switch adds in flight).
+  void begin_switch(const PendingStep& pending, std::uint32_t p, std::uint32_t index) {
+    coll::Step step;
+    step.kind = pending.kind;
+    step.peer = pending.peer;
+    step.channel = channel_of(p);
+    step.bytes = pending.bytes;
+    step.param = overflow_[p].pending_group;
+    std::string problem;
+    auto instance = groups_.post(rank_of(p), step, StepRef{p, index}, problem);
+    if (!problem.empty())
+      throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
+                             std::to_string(channel_of(p)) + " step " + std::to_string(index) +
+                             ": " + problem);
+    if (!instance) return;
+    std::vector<std::int32_t> ranks;
+    std::vector<StepRef> refs;
+    StepRef owner{};
+    for (const auto& member : instance->members) {
+      ranks.push_back(member.rank);
+      refs.push_back(member.posted);
+      if (member.rank == instance->owner) owner = member.posted;
+    }
+    const detail::SwitchRoute& route =
+        switch_routes_.route(instance->kind, instance->owner, channel_of(p), ranks);
+    std::uint32_t slot;
+    if (free_groups_.empty()) {
+      slot = static_cast<std::uint32_t>(switch_members_.size());
+      switch_members_.emplace_back();
+    } else {
+      slot = free_groups_.back();
+      free_groups_.pop_back();
+    }
+    switch_members_[slot] = std::move(refs);
+    const std::uint32_t id = new_transfer();
+    Transfer& transfer = transfers_[id];
+    transfer.send = owner;
+    transfer.recv = owner;
+    transfer.bytes = instance->bytes;
+    transfer.path = &route.links;
+    transfer.recv_bytes = instance->bytes;
+    transfer.recv_rank = static_cast<std::int32_t>(slot);
+    transfer.recv_reduce = false;
+    transfer.protocol = programs_[p].pending_protocol; // NVLS runs Simple: bytes as they are
+    transfer.group = true;
+    ++result_.transfers;
+    // What the GPUs put on the wire: every member's contribution, or the owner's data once.
+    result_.bytes_sent += instance->kind == StepKind::switch_reduce
+                              ? instance->bytes * instance->members.size()
+                              : instance->bytes;
+    schedule(now_ + options_.per_step_overhead + route.latency,
+             Event{EventKind::latency_done, id, 0});
+  }
+
   void start_transfer(StepRef send, std::uint64_t send_bytes, StepRef receive,
                       std::uint64_t receive_bytes, bool receive_reduce, std::uint8_t protocol) {
     ProgramState& sender = programs_[send.program];
@@ -374,15 +448,7 @@ private:
     const ProtocolCost& cost = protocols_[protocol];
     const Picoseconds latency = options_.per_step_overhead + sender.path_latency +
                                 cost.hop_latency(sender.path_crosses_network);
-    // Transfer ids are recycled: memory follows the transfers in flight, not the total.
-    std::uint32_t id;
-    if (free_transfers_.empty()) {
-      id = static_cast<std::uint32_t>(transfers_.size());
-      transfers_.emplace_back();
-    } else {
-      id = free_transfers_.back();
-      free_transfers_.pop_back();
-    }
+    const std::uint32_t id = new_transfer();
     Transfer& transfer = transfers_[id];
     transfer.send = send;
     transfer.recv = receive;
@@ -392,6 +458,7 @@ private:
     transfer.recv_rank = receiver;
     transfer.recv_reduce = receive_reduce;
     transfer.protocol = protocol;
+    transfer.group = false;
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
     schedule(now_ + latency, Event{EventKind::latency_done, id, 0});
@@ -417,6 +484,13 @@ private:
   void finish_transfer(std::uint32_t id) {
     const Transfer transfer = transfers_[id];
     free_transfers_.push_back(id);
+    if (transfer.group) [[unlikely]] {
+      const auto slot = static_cast<std::size_t>(transfer.recv_rank);
+      const std::vector<StepRef> members = std::move(switch_members_[slot]);
+      free_groups_.push_back(static_cast<std::uint32_t>(slot));
+      for (const StepRef& member : members) complete(member);
+      return;
+    }
     complete(transfer.recv);
     complete(transfer.send);
   }
@@ -524,6 +598,12 @@ private:
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
   std::vector<std::uint64_t> overlapped_; // scratch for start_bytes
+  // Rule 4: switch steps waiting for their group, the links each group loads, and the members
+  // of each group in flight (indexed by Transfer::recv_rank).
+  coll::SwitchGroups<StepRef> groups_;
+  detail::SwitchRoutes switch_routes_{topology_, router_, options_.seed};
+  std::vector<std::vector<StepRef>> switch_members_;
+  std::vector<std::uint32_t> free_groups_;
   detail::ProgramNumbering numbering_;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;

@@ -27,9 +27,15 @@ AlgorithmChoice choose_algorithm(const topo::Topology& topology, topo::Router& r
     } catch (const InputError&) {
       continue; // not applicable to this call (e.g. needs group sizes)
     }
-    const CollectiveTiming timing =
-        simulate_analytic(topology, router, coll::Schedule::make(call), options);
-    timed.emplace_back(timing.time, call.algorithm);
+    const coll::Schedule schedule = coll::Schedule::make(call);
+    try {
+      timed.emplace_back(simulate_analytic(topology, router, schedule, options).time,
+                         call.algorithm);
+    } catch (const InputError&) {
+      // In-switch reduction where the topology has no NVLS switch: not a candidate here.
+      if (coll::has_switch_steps(schedule)) continue;
+      throw;
+    }
   }
   if (timed.empty())
     throw InputError("/workload/algorithm", "\"auto\" found no algorithm that accepts this call");

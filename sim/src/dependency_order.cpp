@@ -258,6 +258,12 @@ private:
              Picoseconds start) {
     const std::int32_t rank = rank_of(p);
     const std::uint16_t channel = channel_of(p);
+    if (step.kind == StepKind::switch_reduce || step.kind == StepKind::switch_multicast) {
+      // A switch step's time depends on when its whole group posted, across programs: the
+      // event-driven evaluation times it (no attempt here can).
+      give_up();
+      return;
+    }
     // A send and its receive belong to one call (rule 2 of step.hpp): either names its protocol.
     const ProtocolCost& cost = protocols_[programs_[p].pending_protocol];
     if (step.kind == StepKind::send) {

@@ -107,6 +107,8 @@ struct ProgramOverflow {
   RingWindow<StartedStep> started; // steps [base, next_start), only when recording
   // The step the pending step waits for, when PendingStep::has_wait().
   std::uint32_t pending_wait_step = 0;
+  // The group size of the pending step, when it is a switch step (rule 4 of step.hpp).
+  std::int32_t pending_group = 0;
 };
 
 struct alignas(64) ProgramState {

@@ -31,7 +31,12 @@ void write_chrome_trace(const std::vector<TraceSection>& sections, std::ostream&
       separator();
       std::string name(coll::to_string(step.kind));
       if (step.peer >= 0)
-        name += (step.kind == coll::StepKind::send ? " to " : " from ") + std::to_string(step.peer);
+        name += (step.kind == coll::StepKind::send ? " to "
+                 : step.kind == coll::StepKind::switch_reduce ||
+                         step.kind == coll::StepKind::switch_multicast
+                     ? " owner "
+                     : " from ") +
+                std::to_string(step.peer);
       out << R"({"ph":"X","pid":)" << s << R"(,"tid":)" << step.rank * 1000 + step.channel
           << R"(,"name":")" << name << R"(","ts":)" << microseconds(step.start) << R"(,"dur":)"
           << microseconds(step.end - step.start) << R"(,"args":{"bytes":)" << step.bytes

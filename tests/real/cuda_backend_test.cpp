@@ -1,7 +1,8 @@
 // GPU test: the CUDA backend (virtual ranks on GPU 0) matches the reference executor bit for bit
 // over several generators, dtypes and rank counts, the sparse codecs included; refuses adasum by
-// naming the step; pacing holds a copy to its configured rate; with two or more GPUs, virtual
-// ranks spread over them. Exits 77 (ctest: skipped) with the reason when no GPU is visible.
+// naming the step, and NVLS (in-switch reduction); pacing holds a copy to its configured rate; with
+// two or more GPUs, virtual ranks spread over them. Exits 77 (ctest: skipped) with the reason when
+// no GPU is visible.
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/real/cuda_backend.hpp"
 #include "ddlsim/real/cuda_devices.hpp"
@@ -79,6 +80,15 @@ int main() {
   std::printf("%s: adasum is refused naming the step: %s\n", named ? "ok" : "FAILED",
               refused.error.c_str());
   failures += named ? 0 : 1;
+  // In-switch reduction (NVLS) needs multimem on an NVSwitch: refused, naming why.
+  coll::CollectiveCall nvls;
+  nvls.algorithm = "nvls";
+  nvls.ranks = 4;
+  nvls.bytes = 4000;
+  const real::CudaRun no_switch = real::run_cuda(coll::Schedule::make(nvls), {});
+  const bool said = !no_switch.ok && no_switch.error.find("in-switch") != std::string::npos;
+  std::printf("%s: nvls is refused: %s\n", said ? "ok" : "FAILED", no_switch.error.c_str());
+  failures += said ? 0 : 1;
 
   // Pacing: a 1 MiB send at 1 Gbit/s cannot take less than 8.39 ms, and halving the rate at
   // least doubles the time (lower bounds the pace kernel guarantees, not timing guesses).

@@ -296,3 +296,32 @@ TEST_CASE("today's systems: the aggregate NIC rate is the documented one") {
     CHECK(spec.nics * spec.nic_bytes_per_second == gbps_to_bytes_per_second(gbps));
   }
 }
+
+TEST_CASE("nvls: H100 and later NVSwitch presets reduce in the switch - A100 does not") {
+  for (const std::string preset :
+       {"dgx-h100", "dgx-h200", "dgx-b200", "aws-p5-48xlarge", "azure-nd96isr-h100-v5",
+        "gcp-a3-highgpu-8g", "gcp-a3-megagpu-8g", "oci-bm-gpu-h100-8"}) {
+    INFO(preset);
+    const Topology t = one_node(preset);
+    CHECK(t.vertex(vertex(t, "node0/nvswitch")).nvls);
+  }
+  for (const std::string preset : {"dgx-a100", "aws-p4d-24xlarge", "azure-nd96asr-v4"}) {
+    INFO(preset);
+    const Topology t = one_node(preset);
+    CHECK_FALSE(t.vertex(vertex(t, "node0/nvswitch")).nvls);
+  }
+}
+
+TEST_CASE("nvls: a node key - false to turn it off - an error without an NVSwitch") {
+  const Topology off = build(R"({"nodes": [{"preset": "dgx-h100", "nvls": false}]})");
+  CHECK_FALSE(off.vertex(vertex(off, "node0/nvswitch")).nvls);
+  const Topology on = build(R"({"nodes": [{"preset": "dgx-a100", "nvls": true}]})");
+  CHECK(on.vertex(vertex(on, "node0/nvswitch")).nvls);
+  // Another interconnect drops the preset's NVLS with its NVSwitch.
+  const Topology pcie = build(R"({"nodes": [{"preset": "dgx-h100", "intra": "pcie_only"}]})");
+  CHECK(count_kind(pcie, VertexKind::nvswitch) == 0);
+  CHECK_THAT(error_of([] { parse(R"({"nodes": [{"preset": "dgx1-v100", "nvls": true}]})"); }),
+             Catch::Contains("/topology/nodes/0/nvls") && Catch::Contains("needs an NVSwitch"));
+  CHECK_THAT(error_of([] { parse(R"({"nodes": [{"preset": "dgx-h100", "nvls": 1}]})"); }),
+             Catch::Contains("/topology/nodes/0/nvls"));
+}

@@ -72,7 +72,7 @@ Topology build_topology(const ClusterSpec& spec) {
       if (per_domain > 0 && i % per_domain == 0)
         domain = topology.add_vertex(Vertex{VertexKind::nvswitch,
                                             "nvl" + std::to_string(domains) + "/nvswitch", -1,
-                                            domains++, -1});
+                                            domains++, -1, group.spec.nvls});
       detail::build_node(topology, group.spec, nics, domain);
     }
   }

@@ -111,6 +111,9 @@ void check_node_spec(const NodeSpec& spec, const std::string& where) {
   require_latency(spec.nvlink_latency, where, "nvlink_latency_ns");
   require_latency(spec.pcie_latency, where, "pcie_latency_ns");
   require_latency(spec.nic_latency, where, "nic_latency_ns");
+  if (spec.nvls && spec.intra != IntraNode::nvswitch)
+    throw InputError(where + "/nvls", "in-switch reduction (NVLS) needs an NVSwitch; set intra "
+                                      "\"nvswitch\" or drop \"nvls\"");
   if (spec.intra == IntraNode::pcie_only) return;
   if (spec.intra == IntraNode::nvlink_all_to_all)
     require_range(spec.gpus, 2, kMaxAllToAllGpus, where, "gpus");
@@ -188,9 +191,11 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
                                  spec.nvlink_latency, LinkClass::nvlink);
   } else if (spec.intra == IntraNode::nvswitch) {
     // A domain that spans nodes has one plane for all of them (built by the caller).
-    const VertexId plane = nvlink_domain != kNoVertex
-                               ? nvlink_domain
-                               : add(VertexKind::nvswitch, name_in(index, "nvswitch"), 0);
+    const VertexId plane =
+        nvlink_domain != kNoVertex
+            ? nvlink_domain
+            : topology.add_vertex(Vertex{VertexKind::nvswitch, name_in(index, "nvswitch"), index, 0,
+                                         -1, spec.nvls});
     for (VertexId gpu : node.gpus)
       topology.add_duplex_link(gpu, plane, spec.nvlink_bytes_per_second, spec.nvlink_latency,
                                LinkClass::nvlink);

@@ -127,6 +127,8 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
   if (auto v = read.get("gpus")) s.gpus = static_cast<int>(v->integer(1, kMaxGpusPerNode));
   if (auto v = read.get("gpu_model")) s.gpu_model = v->non_empty_string();
   if (auto v = read.get("intra")) s.intra = parse_intra(*v);
+  // A preset's in-switch reduction belongs to its NVSwitch; another interconnect has none.
+  if (s.intra != IntraNode::nvswitch) s.nvls = false;
 
   if (s.intra == IntraNode::pcie_only) {
     const std::string why = "applies only to GPUs joined by NVLink; this group's intra is "
@@ -134,6 +136,7 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
     read.reject("nvlink_bandwidth_gbps", why);
     read.reject("nvlink_latency_ns", why);
     read.reject("nvlinks_per_pair", why);
+    read.reject("nvls", why);
   } else {
     if (auto v = read.get("nvlink_bandwidth_gbps")) s.nvlink_bytes_per_second = bandwidth(*v);
     if (auto v = read.get("nvlink_latency_ns", false)) s.nvlink_latency = latency(*v);
@@ -145,6 +148,11 @@ void read_node_fields(JsonObject& object, NodeSpec& s, bool from_preset) {
                                       "\"nvlink_hybrid_cube_mesh\" or \"nvlink_pairs\"); with "
                                       "\"nvswitch\" give the per-GPU nvlink_bandwidth_gbps, with "
                                       "\"nvlink_all_to_all\" the per-pair one");
+    }
+    if (s.intra == IntraNode::nvswitch) {
+      if (auto v = read.get("nvls", false)) s.nvls = v->boolean();
+    } else {
+      read.reject("nvls", "(in-switch reduction) needs an NVSwitch: intra \"nvswitch\"");
     }
   }
   if (s.intra == IntraNode::nvswitch) {

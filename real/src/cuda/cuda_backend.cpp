@@ -311,6 +311,15 @@ CudaRun run_cuda(const coll::Schedule& schedule, const CudaOptions& options) {
     run.error = "pace: " + why;
     return run;
   }
+  if (coll::has_switch_steps(schedule)) {
+    // NVLS needs multimem loads and stores on an NVSwitch multicast object; this backend moves
+    // bytes with device-to-device copies only.
+    run.error = "algorithm " + call.algorithm +
+                ": the cuda backend cannot run in-switch reduction (NVLS switch steps need "
+                "multimem instructions on an NVSwitch multicast object, which it does not use); "
+                "simulate it (ddlsim run) or choose an algorithm without NVLS (e.g. ring)";
+    return run;
+  }
   if (const std::string why = cuda_unavailable_reason(); !why.empty()) {
     run.error = why;
     return run;

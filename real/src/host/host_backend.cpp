@@ -87,6 +87,13 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
                                    " ranks, " + std::to_string(options.places.size()) + " places");
   if (options.iterations < 1 || options.warmup < 0)
     throw InputError("--iters", "at least one timed iteration and no negative warm-up");
+  // In-switch reduction needs an NVSwitch: rejected rather than emulated by point-to-point
+  // messages, whose timing would say nothing about NVLS.
+  if (coll::has_switch_steps(schedule))
+    throw InputError("algorithm " + call.algorithm,
+                     "the host backend cannot run in-switch reduction (NVLS switch steps need an "
+                     "NVSwitch with NVLink SHARP); simulate it (ddlsim run) or choose an algorithm "
+                     "without NVLS (e.g. ring, nccl_ring)");
 
   HostRun run;
   // The reference result, when it fits: same inputs, same schedule, executed in this process.

@@ -1,6 +1,7 @@
 #include "ddlsim/real/p2p_rounds.hpp"
 
 #include "ddlsim/collectives/step_runner.hpp"
+#include "ddlsim/core/input_error.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -122,6 +123,12 @@ private:
 } // namespace
 
 P2pRounds plan_p2p_rounds(const coll::Schedule& schedule) {
+  // ncclSend/ncclRecv rounds cannot express a reduction inside the switch.
+  if (coll::has_switch_steps(schedule))
+    throw InputError("algorithm " + schedule.call().algorithm,
+                     "NCCL send/receive rounds cannot run in-switch reduction (NVLS switch "
+                     "steps); run NCCL's own NVLS collective as the baseline, simulate this one "
+                     "(ddlsim run), or choose an algorithm without NVLS (e.g. ring)");
   return RoundPlanner(schedule).plan();
 }
 

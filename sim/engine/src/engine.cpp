@@ -26,6 +26,7 @@ EngineResult simulate_collective(coll::CollectiveCall call, const topo::Topology
     nccl = options.nccl->choose(call.op, call.bytes);
     call.algorithm = nccl->generator;
     call.params.channels = nccl->channels;
+    call.params.chunks = models::nccl_pipeline_chunks(options.nccl->system(), *nccl, call.bytes);
     call.protocol = models::nccl_protocol(options.nccl->system(), nccl->algorithm, nccl->protocol);
     // NCCL's base latency is its software cost per call; a calibrated overhead replaces it.
     if (overhead == 0) overhead = models::nccl_call_overhead(nccl->algorithm, nccl->protocol);

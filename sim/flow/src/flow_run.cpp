@@ -186,6 +186,7 @@ public:
     Platform::run();
     if (!platform_->routing_error().empty())
       throw InputError("topology", platform_->routing_error());
+    if (!input_why_.empty()) throw InputError("engine", input_why_);
     if (!error_.empty()) throw std::logic_error(error_);
     for (const auto& program : programs_)
       if (!program->finished()) throw std::logic_error(program->describe_stuck());
@@ -227,6 +228,12 @@ public:
   void fail(const std::string& what) {
     if (error_.empty()) error_ = what;
   }
+  // The schedule asks for something this engine does not model: the run stops, and ends in an
+  // InputError at "engine" saying `why`.
+  void reject(const std::string& why) {
+    if (input_why_.empty()) input_why_ = why;
+    fail(why);
+  }
   bool stopped() const { return !error_.empty(); }
 
 private:
@@ -248,6 +255,7 @@ private:
   Picoseconds last_completion_ = 0;
   std::uint64_t steps_done_ = 0;
   std::string error_;
+  std::string input_why_;
 };
 
 void Program::operator()() {
@@ -395,6 +403,12 @@ void Program::begin(Slot& step, std::uint32_t index) {
         Channel::PostedReceive{step.bytes, step.kind == StepKind::recv_reduce, false, false});
     track(channel.mailbox->get_async<void>(&received_),
           InFlight{index, Phase::receive, &channel, sequence});
+  } else if (step.kind == StepKind::switch_reduce || step.kind == StepKind::switch_multicast) {
+    // SimGrid's comms join two hosts; a group reduced in the switch is not one of them.
+    run_.reject("the flow engine does not model in-switch reduction (the " +
+                std::string(coll::to_string(step.kind)) +
+                " steps of the nvls algorithms); use the analytic engine, or an algorithm "
+                "without NVLS (e.g. ring, nccl_ring)");
   } else if (step.kind == StepKind::compute) {
     // A modelled duration: no per-step overhead on top (the workload model includes it).
     execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});

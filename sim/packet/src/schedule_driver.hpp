@@ -175,6 +175,13 @@ private:
         start_message(send.step, ref, step.bytes, reduce);
       else
         self.receives.push_back(Waiting{step.peer, ref, step.bytes, reduce});
+    } else if (step.kind == coll::StepKind::switch_reduce ||
+               step.kind == coll::StepKind::switch_multicast) {
+      // Packets would have to be added up (and copied) inside an NVSwitch port: not modelled.
+      throw InputError("engine", "the packet engine does not model in-switch reduction (the " +
+                                     std::string(coll::to_string(step.kind)) +
+                                     " steps of the nvls algorithms); use the analytic engine, "
+                                     "or an algorithm without NVLS (e.g. ring, nccl_ring)");
     } else if (step.kind == coll::StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
       net().events.push(net().now + static_cast<Picoseconds>(step.bytes),

@@ -56,6 +56,7 @@ private:
   struct NcclPick {
     std::string generator;
     int channels = 1;
+    int chunks = 1;   // models::nccl_pipeline_chunks
     int protocol = 0; // index into the calibration's protocols
   };
   std::vector<coll::CollectiveCall> candidates(const MeasuredPoint& point) const;

@@ -89,6 +89,10 @@ void check_protocol(const Protocol& protocol, const std::string& where);
 
 MaterializedSchedule materialize(const Schedule& schedule);
 
+// Whether any program of `schedule` holds a switch step (rule 4 of step.hpp): such a schedule
+// needs a switch that reduces (NVLS) and no real backend can run it. Walks every step.
+bool has_switch_steps(const Schedule& schedule);
+
 // Input and output buffer sizes of `rank` for a call (servers beyond call.ranks have none).
 // Block i of n elements is partition(n, ranks, i) (uneven sizes allowed):
 //   all_reduce:     input n, output n.

@@ -13,6 +13,12 @@
 //  3. A send completes when its matching receive has completed; a receive completes when all its
 //     bytes have arrived (and, for recv_reduce, been reduced); local steps complete when their
 //     compute is done.
+//  4. Switch steps (switch_reduce, switch_multicast) are group operations done by a reducing
+//     switch (NVSwitch NVLS): every member of the group, the owner `peer` included, posts one step
+//     of the same kind naming the owner, the group size (param) and the byte count. The k-th
+//     switch step of a kind from rank m to owner o on channel c belongs to instance k of
+//     (o, c, kind); the instance runs once all `param` members (the owner among them) posted,
+//     and every member's step completes when it is done (switch_groups.hpp).
 // Byte counts are explicit so that executors need no knowledge of the algorithm.
 #pragma once
 
@@ -46,6 +52,14 @@ enum class StepKind : std::uint8_t {
   decompress,  // dst = dst (op) inverse_codec(src [, aux]), local
   compute,     // the rank's GPU computes for `param` picoseconds (forward, backward, optimizer
                // work of a training workload); touches no buffer, bytes = 0
+  // In-switch reduction (rule 4): each member's src is read by the switch, which reduces them
+  // (sum) and writes the result to the owner's dst. Non-owners have no dst. Wire: each member's
+  // path to the switch carries `bytes` once; the switch's path to the owner carries it once.
+  switch_reduce,
+  // In-switch multicast (rule 4): the owner's src goes up to the switch once, which writes it
+  // to every member's dst (the owner's dst may be empty: NVLS writes it anyway, so the owner's
+  // downlink is charged). Non-owners have no src.
+  switch_multicast,
 };
 
 // How compress/decompress transform data. Byte layouts (element size e of the call's dtype):
@@ -72,7 +86,7 @@ struct Step {
                              // generator's steps; a composite gives each collective its own)
   std::uint16_t channel = 0;
   std::uint16_t wait_channel = kNoWait; // rule 1: also wait for step wait_step of this channel's
-  std::int32_t peer = -1;               // send, recv, recv_reduce
+  std::int32_t peer = -1;               // send, recv, recv_reduce; switch steps: the owner
   std::uint32_t wait_step = 0;          // program (same rank); see wait_channel
   BufferRange src{};       // send: data sent; recv_reduce / reduce: local operand; copy, scale,
                            // compress, decompress: input
@@ -80,12 +94,16 @@ struct Step {
   BufferRange aux{};       // chunk_select only: the norms
   std::uint64_t bytes = 0; // bytes on the wire (send / recv) or bytes processed (local steps)
   double param = 0;        // scale: factor; chunk_norms / chunk_select: chunk bytes;
-                           // compute: duration in picoseconds (an integral value)
+                           // compute: duration in picoseconds (an integral value);
+                           // switch steps: members in the group (an integer >= 2)
   std::array<std::uint32_t, kMaxStepDeps> deps{}; // deps[dep_count..] stay zero
 
   bool is_send() const { return kind == StepKind::send; }
   bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }
-  bool is_local() const { return !is_send() && !is_receive(); }
+  bool is_switch() const {
+    return kind == StepKind::switch_reduce || kind == StepKind::switch_multicast;
+  }
+  bool is_local() const { return !is_send() && !is_receive() && !is_switch(); }
   bool has_wait() const { return wait_channel != kNoWait; }
   // Field-wise; unused fields must hold their defaults (generators and loaders keep them so).
   bool operator==(const Step&) const = default;

@@ -42,7 +42,8 @@ struct P2pRounds {
 };
 
 // Plans the rounds of `schedule`. Throws std::runtime_error naming the steps when the schedule
-// cannot progress (a send without its receive, a dependency cycle) or breaks a step rule.
+// cannot progress (a send without its receive, a dependency cycle) or breaks a step rule, and
+// InputError for a schedule with switch steps (NVLS), which send/receive rounds cannot express.
 P2pRounds plan_p2p_rounds(const coll::Schedule& schedule);
 
 } // namespace ddlsim::real

@@ -12,7 +12,9 @@
 // (FlowNetwork); one equal-cost path per transfer, chosen by a seeded hash of (source rank,
 // destination rank, channel). A recv_reduce reduces the received bytes after they arrive, at the
 // GPU's reduction rate; local steps cost overhead + bytes / rate. A call's protocol adds its wire
-// bytes, hop latency and reduction in flight (protocol_cost.hpp). Steps follow the execution
+// bytes, hop latency and reduction in flight (protocol_cost.hpp). A group of switch steps (NVLS,
+// rule 4 of step.hpp) is one flow over every member's links to the reducing NVSwitch and the
+// switch's links out (sim/src/switch_routes.hpp), with no GPU reduction. Steps follow the execution
 // rules of collectives/step.hpp, and a send and its receive start moving data once both have
 // started (rendezvous). What it does not model: packets, queues, congestion control, loss,
 // protocol headers beyond the protocol's wire bytes, or contention between compute and

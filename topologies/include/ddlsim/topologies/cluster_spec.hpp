@@ -47,6 +47,10 @@ struct NodeSpec {
   // GPUs over 18 trays of 4). Consecutive nodes of the group, nvlink_domain_gpus / gpus of them,
   // share one NVSwitch plane. 0 = each node is its own domain.
   int nvlink_domain_gpus = 0;
+  // NVSwitch only: the switch reduces and multicasts in the fabric (NVLink SHARP, "NVLS": third-
+  // generation NVSwitch and later, i.e. H100, H200, B200 systems). Switch steps of a Schedule
+  // need it on their route.
+  bool nvls = false;
   int pcie_switches = 1;            // GPUs and NICs are spread evenly over them; 0 = all on
                                     // the CPU root complex
   double pcie_bytes_per_second = 0; // per PCIe x16 link

@@ -40,6 +40,7 @@ struct Vertex {
   std::int32_t node = -1; // index of the server it belongs to; -1 for fabric switches
   std::int32_t local = 0; // index among vertices of its kind in its node (GPU 0..7), or in its tier
   std::int32_t tier = -1; // network switches: 0 edge/leaf/rail, 1 aggregation/spine, 2 core
+  bool nvls = false;      // an NVSwitch that reduces and multicasts (NodeSpec::nvls)
 };
 
 // One direction of a link. Full-duplex links are two Links, each naming the other as reverse.

@@ -1,0 +1,51 @@
+// NVLS building blocks shared by the nvls generators: the switch steps (rule 4 of step.hpp) and
+// the all-reduce program that nvls (one node) and nvls_tree (several nodes) both run.
+//
+// NVLS (NVLink SHARP, NVSwitch generation 3 and later: H100, H200, B200) lets a GPU ask the
+// switch for the sum of one address range over every GPU of a multicast group
+// (multimem.ld_reduce) and write one range to all of them at once (multimem.st): PTX ISA,
+// "multimem" instructions; NVIDIA Hopper architecture whitepaper, "NVLink SHARP". NCCL runs
+// them in src/device/all_reduce.h (RunWorkColl<..., NCCL_ALGO_NVLS / NCCL_ALGO_NVLS_TREE>,
+// NCCL 2.30.7): every GPU owns one shard of each chunk, reduces it through the switch, and
+// multicasts the result.
+#pragma once
+
+#include "common.hpp"
+
+namespace ddlsim::coll::gen {
+
+// The switch reduces `src` of every member of a group of `group` ranks; the owner gets the sum
+// in `dst` (non-owners pass an empty dst).
+inline Step switch_reduce_step(int owner, BufferRange src, BufferRange dst, int group) {
+  Step step;
+  step.kind = StepKind::switch_reduce;
+  step.peer = owner;
+  step.src = src;
+  step.dst = dst;
+  step.bytes = src.bytes;
+  step.param = group;
+  return step;
+}
+
+// The owner's `src` goes to the switch once and lands in `dst` of every member of the group
+// (the owner passes src, and may pass an empty dst; the others pass only dst).
+inline Step switch_multicast_step(int owner, BufferRange src, BufferRange dst, std::uint64_t bytes,
+                                  int group) {
+  Step step;
+  step.kind = StepKind::switch_multicast;
+  step.peer = owner;
+  step.src = src;
+  step.dst = dst;
+  step.bytes = bytes;
+  step.param = group;
+  return step;
+}
+
+// All-reduce on N nodes of L consecutive ranks each (rank = node·L + local): per chunk, the
+// switch of each node reduces shard `local` of the chunk to that rank; the ranks with the same
+// local index in every node ring-all-reduce their shard over their own NICs; each owner then
+// multicasts its shard in its node. The in-node reduce runs one chunk ahead of the rest. L = 1
+// has no switch steps (the shard is the chunk), N = 1 no ring.
+StepStream nvls_all_reduce(Shape s, int L, int N);
+
+} // namespace ddlsim::coll::gen

@@ -1,0 +1,148 @@
+// NVLS on the analytic engine: switch steps (rule 4 of step.hpp) timed as one flow over every
+// member's leg to the NVSwitch and the switch's legs out (sim/src/switch_routes.hpp).
+#include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "ddlsim/topologies/presets.hpp"
+#include "error_of.hpp"
+#include "make_call.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+using namespace ddlsim;
+using namespace ddlsim::sim;
+
+namespace {
+
+constexpr double kLink = 1e11;                 // bytes/s per GPU and direction to the switch
+constexpr Picoseconds kHop = 300 * kPsPerNs;   // GPU to switch, one way
+constexpr std::uint64_t kBytes = 8'000'000;    // n: 2e6 fp32, a multiple of 8 ranks' shards
+constexpr Picoseconds kNOverB = 80 * kPsPerUs; // n / kLink
+
+topo::NodeSpec nvswitch_node(int gpus, bool nvls) {
+  topo::NodeSpec node;
+  node.gpu_model = "H100-SXM5-80GB";
+  node.gpus = gpus;
+  node.intra = topo::IntraNode::nvswitch;
+  node.nvlink_bytes_per_second = kLink;
+  node.nvlink_latency = kHop;
+  node.nvls = nvls;
+  node.pcie_bytes_per_second = 63e9;
+  node.nics = 1;
+  node.nic_bytes_per_second = 50e9;
+  return node;
+}
+
+topo::Topology cluster(int nodes, int gpus, bool nvls) {
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({nvswitch_node(gpus, nvls), nodes});
+  return topo::build_topology(spec);
+}
+
+coll::CollectiveCall call_of(const std::string& algorithm, int ranks, std::uint64_t bytes,
+                             int chunks = 1, int per_node = 0) {
+  coll::CollectiveCall call =
+      test_support::make_call(coll::Op::all_reduce, algorithm, ranks, bytes / 4);
+  call.params.chunks = chunks;
+  if (per_node > 0)
+    for (int r = 0; r < ranks; ++r) call.node_of_rank.push_back(r / per_node);
+  return call;
+}
+
+Picoseconds time_of(const topo::Topology& topology, const coll::CollectiveCall& call,
+                    AnalyticOptions options = {}) {
+  topo::Router router(topology);
+  return simulate_analytic(topology, router, coll::Schedule::make(call), options).time;
+}
+
+} // namespace
+
+TEST_CASE("nvls: one chunk is a switch reduce then a multicast, n/B each, 2 hops of latency each") {
+  // Reduce: each GPU's uplink carries all p shards (n), each owner's downlink its own (n/p):
+  // the uplinks are the bottleneck, n/B. Multicast: each downlink carries all p shards, n/B.
+  for (int p : {2, 4, 8}) {
+    INFO("p = " << p);
+    const topo::Topology topology = cluster(1, p, true);
+    const Picoseconds t = time_of(topology, call_of("nvls", p, kBytes));
+    CHECK(std::llabs(t - (4 * kHop + 2 * kNOverB)) <= 4);
+  }
+}
+
+TEST_CASE("nvls: pipelined chunks approach (n + n/p)/B per GPU and beat the ring for p >= 4") {
+  constexpr std::uint64_t kLarge = 256'000'000; // 4 MB chunks at 64: round trips are noise
+  for (int p : {4, 8}) {
+    const topo::Topology topology = cluster(1, p, true);
+    const double per_gpu = double(kLarge) * (1.0 + 1.0 / p) / kLink * 1e12; // ps
+    const double ring = double(time_of(topology, call_of("ring", p, kLarge)));
+    double pipelined = 0;
+    for (int chunks : {16, 64}) {
+      INFO("p = " << p << ", chunks = " << chunks);
+      const double t = double(time_of(topology, call_of("nvls", p, kLarge, chunks)));
+      // Two chunks per shard in flight (nvls.cpp) fill the pipe; 5% for the switch round trips.
+      CHECK(t >= per_gpu);
+      CHECK(t <= per_gpu * (1.0 + 2.0 / chunks) * 1.05);
+      CHECK(t < ring);
+      pipelined = t;
+    }
+    // NVLS against the ring: about the ratio of their bytes per GPU, (n + n/p) : 2n(p-1)/p.
+    INFO("p = " << p);
+    CHECK(pipelined / ring <= (1.0 + 1.0 / p) / (2.0 * (p - 1) / p) * 1.1);
+  }
+}
+
+TEST_CASE("nvls: more bytes take longer, a faster switch link less") {
+  const topo::Topology topology = cluster(1, 8, true);
+  const Picoseconds small = time_of(topology, call_of("nvls", 8, kBytes, 8));
+  const Picoseconds large = time_of(topology, call_of("nvls", 8, 4 * kBytes, 8));
+  CHECK(large > 3 * small);
+  topo::ClusterSpec faster;
+  faster.node_groups.push_back({nvswitch_node(8, true), 1});
+  faster.node_groups.back().spec.nvlink_bytes_per_second = 2 * kLink;
+  CHECK(time_of(topo::build_topology(faster), call_of("nvls", 8, kBytes, 8)) < small);
+}
+
+TEST_CASE("nvls: a switch without in-switch reduction is an error naming the fix") {
+  const topo::Topology plain = cluster(1, 8, false);
+  const std::string error =
+      test_support::error_of([&] { time_of(plain, call_of("nvls", 8, kBytes)); });
+  CHECK_THAT(error, Catch::Contains("needs an NVSwitch that reduces in the switch"));
+  CHECK_THAT(error, Catch::Contains("has no \"nvls\""));
+  CHECK_THAT(error, Catch::Contains("\"nvls\": true"));
+  // Ranks on two nodes: the route between them crosses NICs, not one NVSwitch.
+  const topo::Topology two = cluster(2, 1, true);
+  CHECK_THAT(test_support::error_of([&] { time_of(two, call_of("nvls", 2, kBytes)); }),
+             Catch::Contains("has none"));
+}
+
+TEST_CASE("nvls: the dependency-order evaluation hands switch steps to the event-driven one") {
+  const topo::Topology topology = cluster(1, 8, true);
+  topo::Router router(topology);
+  const coll::Schedule schedule = coll::Schedule::make(call_of("nvls", 8, kBytes, 4));
+  CHECK_FALSE(simulate_dependency_order(topology, router, schedule, {}).has_value());
+  const CollectiveTiming timing = simulate_analytic(topology, router, schedule, {});
+  CHECK_FALSE(timing.evaluated_in_dependency_order);
+  AnalyticOptions events_only;
+  events_only.try_dependency_order = false;
+  CHECK(simulate_analytic(topology, router, schedule, events_only).time == timing.time);
+  // Each reduce puts every member's shard on the wire, each multicast the owner's once.
+  CHECK(timing.bytes_sent == 8 * kBytes + kBytes);
+}
+
+TEST_CASE("nvls: nvls_tree on two H100 nodes beats a flat ring and uses every NIC") {
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({*topo::find_node_preset("dgx-h100"), 2});
+  const topo::Topology topology = topo::build_topology(spec);
+  const std::uint64_t bytes = 256 << 20;
+  const Picoseconds tree = time_of(topology, call_of("nvls_tree", 16, bytes, 16, 8));
+  const Picoseconds ring = time_of(topology, call_of("ring", 16, bytes, 1, 8));
+  CHECK(tree < ring);
+  // Every GPU's shard crosses its NIC: 2·(n/8)·(N-1)/N = n/8 each way, at 400 Gb/s n/8 / 50 GB/s
+  // (about the NVLink side's (n + n/8) / 450 GB/s, which overlaps it). The route's ECMP choice
+  // may put two GPUs of one PCIe switch on the same NIC (NCCL's rail affinity is not modelled
+  // here), so allow up to twice that plus the pipeline's fill; a flat ring is about 4x.
+  const double nic_bound = double(bytes) / 8.0 / 50e9 * 1e12;
+  CHECK(double(tree) >= nic_bound);
+  CHECK(double(tree) <= 2.5 * nic_bound);
+}

@@ -1,0 +1,25 @@
+// The packet engine does not model in-switch reduction (NVLS): a schedule with switch steps is
+// an InputError at "engine" that names the analytic engine.
+#include "packet_harness.hpp"
+
+#include "ddlsim/topologies/presets.hpp"
+#include "error_of.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ddlsim;
+using namespace ddlsim::sim::packet;
+
+TEST_CASE("packet: NVLS switch steps are rejected naming the analytic engine") {
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({*topo::find_node_preset("dgx-h100"), 1});
+  const topo::Topology topology = topo::build_topology(spec);
+  coll::CollectiveCall call;
+  call.ranks = 8;
+  call.bytes = 1 << 20;
+  call.algorithm = "nvls";
+  const std::string error =
+      test_support::error_of([&] { test::run_packet(topology, call, test::star_options()); });
+  CHECK_THAT(error, Catch::Contains("does not model in-switch reduction") &&
+                        Catch::Contains("analytic engine"));
+}
