@@ -56,10 +56,15 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
       if (calibration.protocols[p].name == models::to_string(protocol)) return static_cast<int>(p);
     return -1;
   };
+  const bool uncalibrated = calibration.protocols.size() == 1 &&
+                            calibration.protocols[0].bandwidth_factor == 1.0 &&
+                            calibration.protocols[0].per_step_overhead == 0;
   bool any = false;
   auto offered = [&](models::NcclAlgorithm algorithm, models::NcclProtocol protocol) {
-    const bool ok =
-        !models::nccl_generator(point.op, algorithm).empty() && calibrated(protocol) >= 0;
+    // Uncalibrated (only the plain protocol, unscaled): every protocol NCCL has, at NCCL's own
+    // cost, as the engine's "nccl" runs it; calibrated: the calibrated protocols only.
+    const bool ok = !models::nccl_generator(point.op, algorithm).empty() &&
+                    (uncalibrated || calibrated(protocol) >= 0);
     any = any || ok;
     return ok;
   };
@@ -70,9 +75,15 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
     return std::nullopt; // nothing NCCL runs here has a generator: the fallback list
   }
   if (!any) return std::nullopt;
-  return NcclPick{choice.generator, choice.channels,
-                  models::nccl_pipeline_chunks(tuner.system(), choice, point.bytes),
-                  calibrated(choice.protocol)};
+  NcclPick pick{choice.generator, choice.channels,
+                models::nccl_pipeline_chunks(tuner.system(), choice, point.bytes),
+                calibrated(choice.protocol)};
+  if (pick.protocol < 0) {
+    pick.cost = models::nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
+    if (calibration.launch_overhead == 0)
+      pick.nccl_overhead = models::nccl_call_overhead(choice.algorithm, choice.protocol);
+  }
+  return pick;
 }
 
 std::string PointModel::choice_model() const {
@@ -176,12 +187,19 @@ std::vector<Prediction> PointModel::predict(std::span<const Calibration> calibra
       if (p > 0 && !points[i].algorithm.empty()) continue;
       std::vector<coll::CollectiveCall> calls;
       if (picks[i]) {
-        if (static_cast<std::size_t>(picks[i]->protocol) != p) continue;
+        const int calibrated = picks[i]->protocol;
+        if (calibrated >= 0 ? static_cast<std::size_t>(calibrated) != p : p != 0) continue;
         coll::CollectiveCall call = candidates(points[i]).front();
         call.algorithm = picks[i]->generator;
         call.params.channels = picks[i]->channels;
         call.params.chunks = picks[i]->chunks;
-        calls.push_back(std::move(call));
+        if (calibrated < 0) call.protocol = picks[i]->cost;
+        const double seconds = ps_to_seconds(
+            sim::simulate(call, topology, router, model, options).time + picks[i]->nccl_overhead);
+        const std::string protocol =
+            calibrated >= 0 ? calibration.protocols[p].name : picks[i]->cost.name;
+        out[i] = {seconds, call.algorithm, protocol};
+        continue;
       } else {
         calls = candidates(points[i]);
       }

@@ -150,6 +150,8 @@ TEST_CASE("protocols: both analytic evaluations agree with protocols, shared lin
     for (const coll::Algorithm* algorithm : coll::algorithms_for(coll::Op::all_reduce))
       for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{3u << 20} + 12})
         for (int channels : {1, 2}) {
+          // In-switch reduction needs an NVLS switch, which the A100's NVSwitch lacks.
+          if (algorithm->name().starts_with("nvls")) continue;
           coll::CollectiveCall call =
               make_call(coll::Op::all_reduce, std::string(algorithm->name()), 16, bytes);
           call.params.channels = channels;

@@ -79,7 +79,10 @@ TEST_CASE("nccl algorithm: the scenario's forced keys are honoured") {
   const Scenario scenario =
       scenario_with(R"({"workload": {"nccl": {"protocol": "Simple", "channels": 4}}})");
   const Run r = run(scenario, 1 << 30);
-  CHECK(r.result.nccl_choice == "ring/Simple, 4 channels");
+  CHECK_THAT(r.result.nccl_choice, Contains("/Simple, 4 channels"));
+  const Scenario ring = scenario_with(
+      R"({"workload": {"nccl": {"algorithm": "ring", "protocol": "Simple", "channels": 4}}})");
+  CHECK(run(ring, 1 << 30).result.nccl_choice == "ring/Simple, 4 channels");
   const Scenario ll = scenario_with(R"({"workload": {"nccl": {"protocol": "ll"}}})");
   CHECK_THAT(run(ll, 1 << 30).result.nccl_choice, Contains("/LL,"));
 }

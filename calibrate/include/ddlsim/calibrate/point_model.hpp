@@ -57,7 +57,12 @@ private:
     std::string generator;
     int channels = 1;
     int chunks = 1;   // models::nccl_pipeline_chunks
-    int protocol = 0; // index into the calibration's protocols
+    int protocol = 0; // index into the calibration's protocols; -1: not calibrated
+    // Not calibrated: NCCL's own cost of the protocol (models::nccl_protocol), charged under the
+    // calibration's first protocol, and NCCL's per-call base latency where no launch overhead
+    // is calibrated, as "algorithm": "nccl" runs it.
+    coll::Protocol cost;
+    Picoseconds nccl_overhead = 0;
   };
   std::vector<coll::CollectiveCall> candidates(const MeasuredPoint& point) const;
   std::optional<NcclPick> nccl_pick(const MeasuredPoint& point,
