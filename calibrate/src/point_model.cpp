@@ -75,9 +75,11 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
     return std::nullopt; // nothing NCCL runs here has a generator: the fallback list
   }
   if (!any) return std::nullopt;
-  NcclPick pick{choice.generator, choice.channels,
-                models::nccl_pipeline_chunks(tuner.system(), choice, point.bytes),
-                calibrated(choice.protocol)};
+  NcclPick pick;
+  pick.generator = choice.generator;
+  pick.channels = choice.channels;
+  pick.chunks = models::nccl_pipeline_chunks(tuner.system(), choice, point.bytes);
+  pick.protocol = calibrated(choice.protocol);
   if (pick.protocol < 0) {
     pick.cost = models::nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
     if (calibration.launch_overhead == 0)
