@@ -3,6 +3,7 @@
 #include "ddlsim/calibrate/fit_calibration.hpp"
 #include "ddlsim/calibrate/robust_fit.hpp"
 #include "ddlsim/calibrate/validation.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -145,8 +146,18 @@ TEST_CASE("NCCL's choice model picks the protocol per size as NCCL's tuner does 
   CHECK(predicted.back().protocol == "simple");
   // The choice is NCCL's own model (models/nccl_model.hpp), shared with "algorithm": "nccl".
   CHECK_THAT(model.choice_model(), Catch::Contains("NCCL 2.30's tuner"));
-  // Ring or Tree as NCCL's tuner prefers at 256 MiB on 2 nodes (both have generators).
-  CHECK((predicted.back().algorithm == "nccl_ring" || predicted.back().algorithm == "nccl_tree"));
+  // The algorithm and protocol are the tuner's own pick among the calibrated protocols.
+  const models::NcclTuner tuner(models::describe_nccl(small_cluster(), 4));
+  const auto calibrated = [](models::NcclAlgorithm algorithm, models::NcclProtocol protocol) {
+    return protocol != models::NcclProtocol::ll128 &&
+           !models::nccl_generator(coll::Op::all_reduce, algorithm).empty();
+  };
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const models::NcclChoice choice =
+        tuner.choose(coll::Op::all_reduce, points[i].bytes, calibrated);
+    CHECK(predicted[i].algorithm == choice.generator);
+    CHECK(predicted[i].protocol == models::to_string(choice.protocol));
+  }
   for (std::size_t i = 1; i < predicted.size(); ++i)
     CHECK(predicted[i].seconds >= predicted[i - 1].seconds);
 }

@@ -34,24 +34,16 @@ StepStream nvls_all_gather(Shape s) {
     }
 }
 
-class NvlsAllGather final : public PhasedGenerator {
+class NvlsAllGather final : public OneDomainNvlsGenerator {
 public:
   NvlsAllGather()
-      : PhasedGenerator("nvls", Op::all_gather,
-                        "NVSwitch multicast (NVLink SHARP) in one node: each rank sends its "
-                        "block to the switch once, which writes it to every GPU; n/p·β up, n·β "
-                        "down per GPU, ≈ 2Cα + n·β; uses chunks, channels (NCCL "
-                        "src/device/all_gather.h, NVLS)") {}
+      : OneDomainNvlsGenerator(
+            "nvls", Op::all_gather,
+            "NVSwitch multicast (NVLink SHARP) in one node: each rank sends its "
+            "block to the switch once, which writes it to every GPU; n/p·β up, n·β "
+            "down per GPU, ≈ 2Cα + n·β; uses chunks, channels (NCCL "
+            "src/device/all_gather.h, NVLS)") {}
 
-  void check(const CollectiveCall& call) const override {
-    check_common(call, true, true);
-    check_params(call, kUsesNone);
-    check_node_layout(call);
-    if (!call.node_of_rank.empty() && node_count(call) > 1)
-      reject("nvls multicasts inside one NVSwitch domain, but node_of_rank spreads the ranks "
-             "over " +
-             std::to_string(node_count(call)) + " nodes; use a ring across nodes");
-  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return nvls_all_gather(shape_of(call, rank, channel));
   }

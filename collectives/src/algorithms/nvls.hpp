@@ -11,6 +11,9 @@
 #pragma once
 
 #include "common.hpp"
+#include "phases.hpp"
+
+#include <string>
 
 namespace ddlsim::coll::gen {
 
@@ -47,5 +50,21 @@ inline Step switch_multicast_step(int owner, BufferRange src, BufferRange dst, s
 // multicasts its shard in its node. The in-node reduce runs one chunk ahead of the rest. L = 1
 // has no switch steps (the shard is the chunk), N = 1 no ring.
 StepStream nvls_all_reduce(Shape s, int L, int N);
+
+// The check every one-node NVLS generator (reduce_scatter, all_gather) shares: the common
+// parameter rules, and ranks inside one NVSwitch domain (node_of_rank, when given, names one
+// node), since the switch's multicast groups do not reach past it.
+class OneDomainNvlsGenerator : public PhasedGenerator {
+public:
+  using PhasedGenerator::PhasedGenerator;
+  void check(const CollectiveCall& call) const override {
+    check_common(call, true, true);
+    check_params(call, kUsesNone);
+    check_node_layout(call);
+    if (!call.node_of_rank.empty() && node_count(call) > 1)
+      reject("nvls works inside one NVSwitch domain, but node_of_rank spreads the ranks over " +
+             std::to_string(node_count(call)) + " nodes; use a ring across nodes");
+  }
+};
 
 } // namespace ddlsim::coll::gen

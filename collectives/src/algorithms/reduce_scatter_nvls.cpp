@@ -41,23 +41,15 @@ StepStream nvls_reduce_scatter(Shape s) {
     }
 }
 
-class NvlsReduceScatter final : public PhasedGenerator {
+class NvlsReduceScatter final : public OneDomainNvlsGenerator {
 public:
   NvlsReduceScatter()
-      : PhasedGenerator(
+      : OneDomainNvlsGenerator(
             "nvls", Op::reduce_scatter,
             "NVSwitch in-switch reduction (NVLink SHARP) in one node: each rank "
             "reads the sum of its block from the switch; ≈ 2Cα + n·β (n up, n/p down per GPU); "
             "uses chunks, channels (NCCL src/device/reduce_scatter.h, NVLS)") {}
 
-  void check(const CollectiveCall& call) const override {
-    check_common(call, true, true);
-    check_params(call, kUsesNone);
-    check_node_layout(call);
-    if (!call.node_of_rank.empty() && node_count(call) > 1)
-      reject("nvls reduces inside one NVSwitch domain, but node_of_rank spreads the ranks over " +
-             std::to_string(node_count(call)) + " nodes; use a ring across nodes");
-  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
     return nvls_reduce_scatter(shape_of(call, rank, channel));
   }
