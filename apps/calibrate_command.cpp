@@ -6,6 +6,7 @@
 #include "ddlsim/calibrate/fit_calibration.hpp"
 #include "ddlsim/calibrate/validation.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "number_checks.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -150,7 +151,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output, "Calibration JSON to write")->required();
   cmd->add_option("--max-iterations", options->max_iterations,
                   "Least-squares iterations at most (default 100; fewer for a quick check)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->add_option("--protocols", options->protocols,
                   "Protocols to fit, the bandwidth one first (simple, ll, ll128); default: "
                   "NCCL's default rule for the measured system (printed)");

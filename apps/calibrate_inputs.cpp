@@ -1,6 +1,7 @@
 #include "calibrate_inputs.hpp"
 #include "ddlsim/calibrate/nccl_protocols.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "number_checks.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -17,10 +18,10 @@ void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
                  "Collective of logs that never name their nccl-tests tool (all_reduce, "
                  "reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv)");
   cmd.add_option("--nodes", inputs.nodes, "Nodes of the measured system, when logs do not say")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd.add_option("--gpus-per-node", inputs.gpus_per_node,
                  "GPUs per node of the measured system, when logs do not say")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd.add_option("--column", inputs.column,
                  "nccl-tests time column: mean (default: of out-of-place and in-place, two "
                  "measurements of the same operation), out-of-place, or in-place")
@@ -28,12 +29,12 @@ void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
   cmd.add_option("--ranks", inputs.ranks,
                  "Use only the points measured on this many ranks (default: all, except that "
                  "1-rank baseline runs are left out of a multi-rank set)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
 }
 
 Scenario load_uncalibrated_scenario(const std::string& file) {
   const std::filesystem::path path(file);
-  Json resolved = resolve_includes(parse_json_file(path), file, path.parent_path());
+  Json resolved = resolve_includes(parse_json_file(path, "a scenario"), file, path.parent_path());
   resolved.erase("calibration");
   return load_scenario(resolved, file, path.parent_path());
 }

@@ -4,6 +4,7 @@
 // and cross-checks each answer with a quick analytic simulation of the scenario changed to the
 // recommended point.
 #include "commands.hpp"
+#include "number_checks.hpp"
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
@@ -313,16 +314,16 @@ void add_guide_command(CLI::App& app) {
   cmd->add_option("--gpus", options->gpus,
                   "GPU count for the NIC, server, batch and crossover questions (default: the "
                   "job's)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->add_option("--max-gpus", options->max_gpus, "Largest GPU count searched (default 16384)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->add_option("--server-gbps", options->server_gbps,
                   "NIC bandwidth of one parameter server (default: a GPU's share of a node's NIC, "
                   "as the simulated check has)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->add_option("--max-check-gpus", options->max_check_gpus,
                   "Skip simulated cross-checks above this many GPUs (default 1024)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->add_flag("!--no-check", options->check, "Skip the simulated cross-checks");
   cmd->callback([options] { run(*options); });
 }

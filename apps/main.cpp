@@ -1,8 +1,12 @@
 // ddlsim: simulate and emulate distributed deep-learning training communication.
 #include "commands.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/suggest.hpp"
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -46,6 +50,18 @@ int main(int argc, char** argv) {
   ddlsim::cli::add_plan_command(app);
   ddlsim::cli::add_guide_command(app);
 
+  // CLI11 answers an unknown subcommand with "A subcommand is required"; say what was wrong.
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::cerr << "ddlsim: error: unknown subcommand \"" << argv[1] << "\""
+              << ddlsim::did_you_mean(argv[1], names) << "; subcommands: ";
+    for (std::size_t i = 0; i < names.size(); ++i) std::cerr << (i ? ", " : "") << names[i];
+    std::cerr << " (ddlsim --help)\n";
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

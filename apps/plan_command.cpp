@@ -10,6 +10,7 @@
 #include "ddlsim/runner/point_evaluator.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
+#include "number_checks.hpp"
 
 #include <unistd.h>
 
@@ -60,7 +61,7 @@ Json parse_axis(const std::string& flag) {
 }
 
 Scenario load_with_axes(const PlanOptions& options) {
-  Json json = parse_json_file(options.scenario);
+  Json json = parse_json_file(options.scenario, "a scenario");
   if (!options.axes.empty()) {
     if (!json.is_object()) return load_scenario_file(options.scenario); // reports the problem
     Json& sweep = json["sweep"];
@@ -101,6 +102,29 @@ private:
   std::chrono::steady_clock::time_point last_{};
 };
 
+// What the plan cache is keyed by: the version and a hash of this very binary (which embeds
+// the presets and the model zoo), so a rebuilt ddlsim whose models changed never reuses results
+// of the old one, even when the version string and the git describe are unchanged.
+std::string build_identity() {
+  std::uint64_t hash = 0xcbf29ce484222325ull; // FNV-1a
+  std::ifstream self("/proc/self/exe", std::ios::binary);
+  char buffer[1 << 16];
+  std::size_t total = 0;
+  while (self.read(buffer, sizeof buffer) || self.gcount() > 0) {
+    for (std::streamsize i = 0; i < self.gcount(); ++i) {
+      hash ^= static_cast<unsigned char>(buffer[i]);
+      hash *= 0x100000001b3ull;
+    }
+    total += static_cast<std::size_t>(self.gcount());
+  }
+  if (total == 0)
+    throw InputError("--cache", "cannot read this ddlsim binary to key the plan "
+                                "cache by it; pass --no-cache");
+  char text[40];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(DDLSIM_VERSION) + " build " + text;
+}
+
 void run(const PlanOptions& options) {
   const Scenario scenario = load_with_axes(options);
   const plan::Distributed mpi;
@@ -113,7 +137,11 @@ void run(const PlanOptions& options) {
     mine.push_back(i);
 
   std::optional<plan::ResultCache> cache;
-  if (!options.no_cache) cache.emplace(options.cache, DDLSIM_VERSION);
+  if (!options.no_cache) cache.emplace(options.cache, build_identity());
+  // A point that ran but could not be cached keeps its result; the first reason is reported.
+  std::mutex cache_failure_mutex;
+  std::string cache_failure;
+  std::size_t cache_failures = 0;
   std::atomic<std::size_t> cached{0};
   PlanProgress progress(mpi.rank() == 0);
   const auto evaluate = [&](std::size_t index) {
@@ -135,7 +163,12 @@ void run(const PlanOptions& options) {
       result.error = error.what();
       return result;
     }
-    if (cache) cache->store(point.scenario.resolved, result.metrics);
+    if (cache) try {
+        cache->store(point.scenario.resolved, result.metrics);
+      } catch (const std::exception& error) {
+        const std::lock_guard lock(cache_failure_mutex);
+        if (cache_failures++ == 0) cache_failure = error.what();
+      }
     return result;
   };
   // Forking from several threads at once is not safe, so points whose engine forks a child per
@@ -158,6 +191,12 @@ void run(const PlanOptions& options) {
     for (const Json& j : Json::parse(parts[r]))
       all.push_back(plan::point_result_from_json(j, "rank " + std::to_string(r) + " result"));
 
+  if (cache_failures > 0)
+    std::cerr << "ddlsim plan: warning: " << cache_failures
+              << " point(s) ran but could not be cached (the first: " << cache_failure
+              << "); their results are used but will be recomputed next time\n";
+  const std::size_t failed = static_cast<std::size_t>(
+      std::count_if(all.begin(), all.end(), [](const plan::PointResult& r) { return !r.ok(); }));
   const plan::Plan plan = plan::make_plan(std::move(all), scenario.plan);
   std::cout << "# " << (scenario.name.empty() ? options.scenario : scenario.name) << ": " << count
             << " points on " << mpi.size() << (mpi.size() == 1 ? " process" : " MPI ranks") << "\n";
@@ -174,6 +213,11 @@ void run(const PlanOptions& options) {
     });
     std::cout << "# wrote " << options.json << "\n";
   }
+  // A plan with failed points is not a success, even when the others give a recommendation.
+  if (failed > 0)
+    throw InputError("plan", std::to_string(failed) + " of " + std::to_string(count) +
+                                 " points failed (their \"failed:\" lines above say why); fix "
+                                 "or remove those settings");
 }
 
 } // namespace
@@ -192,7 +236,7 @@ void add_plan_command(CLI::App& app) {
                   "Add a sweep axis: POINTER=V1,V2,... e.g. /topology/fabric/bandwidth_gbps=25,100 "
                   "(repeatable)");
   cmd->add_option("--threads", options->threads, "Worker threads (default: one per core)")
-      ->check(CLI::Range(1u, 1024u));
+      ->check(checks::range(1u, 1024u));
   cmd->add_option("--cache", options->cache,
                   "Directory of cached point results (default .ddlsim-cache)");
   cmd->add_flag("--no-cache", options->no_cache, "Neither read nor write cached results");

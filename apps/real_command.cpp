@@ -7,9 +7,11 @@
 #include "ddlsim/collectives/dump.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/input_file.hpp"
 #include "ddlsim/core/suggest.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/real/host_backend.hpp"
+#include "number_checks.hpp"
 #ifdef DDLSIM_WITH_CUDA
 #include "ddlsim/real/cuda_backend.hpp"
 #endif
@@ -313,7 +315,7 @@ void run(const RealOptions& o) {
 
   std::vector<coll::Schedule> schedules;
   if (!o.schedule.empty()) {
-    const Json dump = parse_json_file(o.schedule);
+    const Json dump = parse_json_file(o.schedule, "a schedule dump", kMaxScheduleDumpBytes);
     schedules.push_back(
         coll::Schedule::from_materialized(coll::schedule_from_json(JsonValue(dump, ""))));
   } else {
@@ -442,32 +444,38 @@ void add_real_command(CLI::App& app) {
   cmd->add_option("--algo,--algorithm", o->algorithm, "Generator name (ddlsim schedule --list)")
       ->capture_default_str();
   cmd->add_option("--ranks,-n", o->ranks, "Number of ranks")
-      ->check(CLI::Range(1, 256))
+      ->check(checks::range(1, 256))
       ->capture_default_str();
   cmd->add_option("-b,--minbytes", o->min_bytes, "First size (nccl-tests meaning)")
       ->capture_default_str();
   cmd->add_option("-e,--maxbytes", o->max_bytes, "Last size")->capture_default_str();
-  cmd->add_option("-f,--stepfactor", o->factor, "Size multiplier")->capture_default_str();
+  // At least 1.01 as a scenario's "factor": a factor barely above 1 made no progress for ~1e11
+  // iterations of the size loop.
+  cmd->add_option("-f,--stepfactor", o->factor, "Size multiplier (1.01 to 1024)")
+      ->check(checks::range(1.01, 1024))
+      ->capture_default_str();
   cmd->add_option("--dtype,-d", o->dtype, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--reduction,-o", o->reduction, "sum, avg or adasum")->capture_default_str();
   cmd->add_option("--root,-r", o->root, "Root rank (broadcast, reduce; send_recv's receiver)")
       ->capture_default_str();
-  cmd->add_option("--chunks", o->params.chunks, "Pipeline chunks")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--channels", o->params.channels, "Parallel channels")->check(CLI::Range(1, 64));
+  cmd->add_option("--chunks", o->params.chunks, "Pipeline chunks")
+      ->check(checks::range(1, 1 << 16));
+  cmd->add_option("--channels", o->params.channels, "Parallel channels")
+      ->check(checks::range(1, 64));
   cmd->add_option("--group-sizes", o->params.group_sizes, "Hierarchy, innermost first")
       ->expected(1, 8);
   cmd->add_option("--servers", o->params.servers, "Parameter servers");
   cmd->add_flag("--dedicated-servers", o->params.dedicated_servers, "Servers are extra ranks");
-  cmd->add_option("--density", o->params.density, "Top-k density")->check(CLI::Range(1e-9, 1.0));
+  cmd->add_option("--density", o->params.density, "Top-k density")->check(checks::range(1e-9, 1.0));
   cmd->add_option("--chunk-bytes", o->chunk_bytes, "Coarse-sparse chunk size");
   cmd->add_option("--nodes", o->nodes, "Ranks per node, e.g. 4 4 (hierarchical algorithms)");
   cmd->add_option("--schedule", o->schedule,
                   "Run this JSON dump (ddlsim schedule --json) instead of a generator");
   cmd->add_option("--iters,-i", o->iterations, "Timed iterations per size")
-      ->check(CLI::Range(1, 100000))
+      ->check(checks::range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--warmup,-w", o->warmup, "Untimed iterations first")
-      ->check(CLI::Range(0, 100000))
+      ->check(checks::range(0, 100000))
       ->capture_default_str();
   cmd->add_flag("--threads", o->threads, "Ranks are threads of this process, not processes");
   cmd->add_option("--timeout", o->timeout_seconds,
@@ -481,8 +489,10 @@ void add_real_command(CLI::App& app) {
   cmd->add_option("--emulate", o->emulate,
                   "Scenario whose NIC rate and latency shape the links between the ranks "
                   "(network namespaces, veth, bridge, tc; needs root)");
+  // --loss shapes the emulated links; without them it would be silently ignored.
   cmd->add_option("--loss", o->loss_percent, "Packet loss per link direction, percent (--emulate)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(checks::range(0.0, 100.0))
+      ->needs("--emulate");
   cmd->add_option("--pace-gbps", o->pace.gbps,
                   "cuda: limit every transfer to this rate, Gbit/s (a virtual link standing in "
                   "for a slower one)");
@@ -490,7 +500,7 @@ void add_real_command(CLI::App& app) {
                   "cuda: and add this latency to every transfer, microseconds");
   cmd->add_option("--gpus", o->gpus,
                   "cuda: spread the virtual ranks over this many GPUs (default: every visible one)")
-      ->check(CLI::Range(0, 1024));
+      ->check(checks::range(0, 1024));
   cmd->add_option("--json", o->json, "Write the report, machine and per-step timelines to FILE");
   cmd->callback([o] { run(*o); });
 }

@@ -3,6 +3,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/runner/run_report.hpp"
 #include "ddlsim/scenario/scenario.hpp"
+#include "number_checks.hpp"
 #include "progress.hpp"
 
 #include <fstream>
@@ -87,10 +88,10 @@ void add_run_command(CLI::App& app) {
       "--algorithm", options->algorithm,
       "Override workload.algorithm (a name, auto, or nccl: NCCL's own choice per size)");
   cmd->add_option("--seed", options->seed, "Override the scenario's seed")
-      ->check(CLI::NonNegativeNumber);
+      ->check(checks::non_negative());
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
                   "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->callback([options] { run(*options); });
 }
 

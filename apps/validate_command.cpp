@@ -6,6 +6,7 @@
 #include "data_files.hpp"
 #include "ddlsim/calibrate/validation.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "number_checks.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -102,7 +103,7 @@ void add_validate_command(CLI::App& app) {
                   "Fit on a subset and predict the rest: kfold:K, sizes:A,B,..., or ranks:N");
   cmd->add_option("--max-iterations", options->max_iterations,
                   "Least-squares iterations at most (default 100; fewer for a quick check)")
-      ->check(CLI::PositiveNumber);
+      ->check(checks::positive());
   cmd->add_option("--protocols", options->protocols,
                   "Protocols the cross-validation fits (simple, ll, ll128); default: NCCL's "
                   "default rule for the measured system (printed)");

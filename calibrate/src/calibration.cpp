@@ -249,7 +249,7 @@ Calibration calibration_from_json(const Json& json, const std::string& origin) {
 }
 
 Calibration read_calibration_file(const std::filesystem::path& file) {
-  return calibration_from_json(parse_json_file(file), file.string());
+  return calibration_from_json(parse_json_file(file, "a calibration"), file.string());
 }
 
 void write_calibration_file(const Calibration& calibration, const std::filesystem::path& file) {

@@ -1,5 +1,6 @@
 #include "ddlsim/calibrate/measured_files.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/input_file.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -8,11 +9,8 @@ namespace ddlsim::calib {
 
 MeasuredSet read_measured_file(const std::filesystem::path& file, const SystemHints& hints,
                                NcclColumn column) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), "cannot open the file for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text =
+      read_input_file(file, "a measurement (nccl-tests log or real report)", kMaxLogInputBytes);
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
     MeasuredSet set = read_real_report(parse_json_text(text, file.string()), file.string());

@@ -1,5 +1,6 @@
 #include "ddlsim/calibrate/nccl_log.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/input_file.hpp"
 
 #include <algorithm>
 #include <array>
@@ -528,11 +529,8 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
 }
 
 NcclLog parse_nccl_log_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), "cannot open the file for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_nccl_log(text.str(), file.string());
+  return parse_nccl_log(read_input_file(file, "an nccl-tests log", kMaxLogInputBytes),
+                        file.string());
 }
 
 } // namespace ddlsim::calib

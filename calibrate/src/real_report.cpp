@@ -63,7 +63,7 @@ MeasuredSet read_real_report(const Json& report, const std::string& source) {
 }
 
 MeasuredSet read_real_report_file(const std::filesystem::path& file) {
-  return read_real_report(parse_json_file(file), file.string());
+  return read_real_report(parse_json_file(file, "a `ddlsim real --json` report"), file.string());
 }
 
 } // namespace ddlsim::calib

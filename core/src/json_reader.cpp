@@ -1,8 +1,10 @@
 #include "ddlsim/core/json_reader.hpp"
 
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/input_file.hpp"
 #include "ddlsim/core/suggest.hpp"
 #include "ddlsim/core/units.hpp"
+#include "json_structure.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -207,9 +209,16 @@ void JsonObject::finish() const {
 }
 
 Json parse_json_text(std::string_view text, const std::string& origin) {
+  const std::optional<detail::DuplicateKey> duplicate = detail::scan_json_structure(text, origin);
   try {
-    return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
-                       /*ignore_comments=*/true);
+    Json json = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true,
+                            /*ignore_comments=*/true);
+    if (duplicate)
+      throw InputError(origin + ":" + duplicate->second.describe(),
+                       "duplicate key \"" + duplicate->key + "\" (first at line " +
+                           duplicate->first.describe() +
+                           "); JSON keeps only one of them: remove or rename one");
+    return json;
   } catch (const Json::parse_error& e) {
     // Turn nlohmann's byte offset into line:column, which editors understand.
     std::size_t line = 1, column = 1;
@@ -236,13 +245,9 @@ Json parse_json_text(std::string_view text, const std::string& origin) {
   }
 }
 
-Json parse_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw InputError(file.string(), "cannot open the file (does it exist and is it readable?)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_json_text(buffer.str(), file.string());
+Json parse_json_file(const std::filesystem::path& file, std::string_view what,
+                     std::uintmax_t max_bytes) {
+  return parse_json_text(read_input_file(file, what, max_bytes), file.string());
 }
 
 } // namespace ddlsim

@@ -1,4 +1,5 @@
 #include "ddlsim/models/measured_compute.hpp"
+#include "ddlsim/core/input_file.hpp"
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/suggest.hpp"
@@ -201,17 +202,24 @@ LayerProfile load_layer_profile(const std::string& path, const std::filesystem::
                                 const Model& model, const std::string& where) {
   const std::filesystem::path file = base_dir / path;
   const std::string extension = file.extension().string();
-  if (extension == ".json")
-    return parse_layer_profile_trace(parse_json_file(file), model, file.string(), where);
-  if (extension != ".csv")
+  if (extension != ".json" && extension != ".csv")
     throw InputError(where, "\"" + path +
                                 "\": a layer profile is a .csv (layer,forward_us,backward_us) or "
                                 "a Chrome trace .json");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(where, "cannot read the layer profile \"" + file.string() + "\"");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_layer_profile_csv(text.str(), model, file.string(), where);
+  // A file that cannot be read is reported at the scenario key that names it.
+  auto read = [&](std::string_view what, std::uintmax_t limit) {
+    try {
+      return read_input_file(file, what, limit);
+    } catch (const InputError& e) {
+      throw InputError(where, std::string("layer profile ") + e.what());
+    }
+  };
+  if (extension == ".json")
+    return parse_layer_profile_trace(
+        parse_json_text(read("a Chrome trace", kMaxTraceInputBytes), file.string()), model,
+        file.string(), where);
+  return parse_layer_profile_csv(read("a layer-profile CSV", kMaxLogInputBytes), model,
+                                 file.string(), where);
 }
 
 std::string describe(const MeasuredCompute& compute, const Model& model) {

@@ -118,7 +118,7 @@ Model load_model(const std::string& name_or_path, const std::filesystem::path& b
                                 did_you_mean(name_or_path, names) + "; expected a zoo model (" +
                                 join_choices(names) + ") or the path of a model JSON file");
   }
-  return parse_model_from(parse_json_file(path), path.string());
+  return parse_model_from(parse_json_file(path, "a model file"), path.string());
 }
 
 std::vector<std::string> zoo_model_names() {

@@ -34,7 +34,7 @@ Json resolve(const Json& json, const std::string& origin, const std::filesystem:
     }
     next_origin = file.string();
     next_base_dir = file.parent_path();
-    base = parse_json_file(file);
+    base = parse_json_file(file, "an included scenario");
   }
   base = resolve(base, next_origin, next_base_dir, depth + 1);
   if (!base.is_object())

@@ -321,7 +321,7 @@ Scenario load_scenario(const Json& json, const std::string& origin,
 }
 
 Scenario load_scenario_file(const std::filesystem::path& file) {
-  const Json json = parse_json_file(file);
+  const Json json = parse_json_file(file, "a scenario");
   return load_scenario(json, file.string(), file.parent_path());
 }
 

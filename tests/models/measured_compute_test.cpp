@@ -168,5 +168,5 @@ TEST_CASE("measured compute errors name the key, the file and line, and the fix"
   CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "none.txt"})")),
              Catch::Contains(".csv"));
   CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "missing.csv"})")),
-             Catch::Contains("cannot read"));
+             Catch::Contains("does not exist"));
 }

@@ -90,9 +90,13 @@ std::string describe_json(const Json& value);
 // Escapes a key for use in a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
 std::string json_pointer_token(std::string_view key);
 
-// Parses JSON text; syntax errors become InputError naming `origin`, line and column.
+// Parses JSON text (// and /* */ comments and a UTF-8 byte-order mark allowed); syntax errors,
+// a key written twice in one object and nesting deeper than 256 levels become InputError naming
+// `origin`, line and column.
 Json parse_json_text(std::string_view text, const std::string& origin);
-// Reads and parses a file; a missing or unreadable file is an InputError too.
-Json parse_json_file(const std::filesystem::path& file);
+// Reads (read_input_file: a regular file of at most `max_bytes`) and parses a file; a missing,
+// unreadable or oversized file is an InputError too. `what` names the kind of file for messages.
+Json parse_json_file(const std::filesystem::path& file, std::string_view what = "a JSON file",
+                     std::uintmax_t max_bytes = std::uintmax_t{64} << 20);
 
 } // namespace ddlsim
