@@ -190,8 +190,16 @@ std::optional<JsonValue> JsonObject::optional(std::string_view key) {
 
 JsonValue JsonObject::required(std::string_view key) {
   if (auto value = optional(key)) return *value;
+  // A misspelt required key is the usual cause: name the written key it resembles.
+  std::vector<std::string> present;
+  for (const auto& item : value_->items())
+    if (std::find(known_.begin(), known_.end(), item.key()) == known_.end())
+      present.push_back(item.key());
+  std::string hint;
+  if (const std::string near = nearest_match(key, present); !near.empty())
+    hint = " (found \"" + near + "\": a misspelling?)";
   throw InputError(path_.empty() ? "/" : path_,
-                   "missing required key \"" + std::string(key) + "\"");
+                   "missing required key \"" + std::string(key) + "\"" + hint);
 }
 
 void JsonObject::allow(std::initializer_list<std::string_view> keys) {

@@ -61,3 +61,16 @@ TEST_CASE("a number too large for a double is an input error not a crash") {
   // Found by scripts/fuzz: nlohmann throws out_of_range, not parse_error, for 1e956.
   CHECK_THAT(error_of([] { parse_json_text("888888e956", "f.json"); }), Contains("invalid JSON"));
 }
+
+TEST_CASE("a misspelt required key is named next to the one that is missing") {
+  const Json j = Json::parse(R"({"topolgy": {}, "seed": 1})");
+  JsonObject root(j, "");
+  root.optional("seed");
+  const std::string message = error_of([&] { root.required("topology"); });
+  CHECK_THAT(message, Contains("missing required key \"topology\""));
+  CHECK_THAT(message, Contains("(found \"topolgy\": a misspelling?)"));
+  // No hint when nothing written resembles it.
+  const Json k = Json::parse(R"({"zzz": 1})");
+  JsonObject other(k, "/w");
+  CHECK_THAT(error_of([&] { other.required("topology"); }), !Contains("misspelling"));
+}
