@@ -74,7 +74,8 @@ struct RankSlot {
   bool ready = false, reported = false, closed = false;
   host::MessageReader reader;
   RankOutcome outcome;
-  std::string death; // set when it vanished without a report
+  std::string death;    // set when it vanished without a report
+  bool stopped = false; // ddlsim killed it: it had not reported a timeout after a failure
 };
 
 } // namespace
@@ -236,7 +237,10 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
     if (Clock::now() >= stop_at) {
       abort = true;
       for (RankSlot& slot : slots)
-        if (slot.pid > 0 && !slot.closed) ::kill(slot.pid, SIGKILL);
+        if (slot.pid > 0 && !slot.closed) {
+          ::kill(slot.pid, SIGKILL);
+          slot.stopped = true;
+        }
       stop_at = Clock::now() + options.timeout; // threads: give them one more timeout to stop
     }
   }
@@ -246,7 +250,13 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
     if (slot.pid > 0) {
       int status = 0;
       ::waitpid(slot.pid, &status, 0);
-      if (!slot.reported)
+      // A rank ddlsim stopped did not die of its own: say it stalled (killed by signal 9 read
+      // as a crash).
+      if (!slot.reported && slot.stopped)
+        slot.death = "rank " + std::to_string(r) +
+                     " stalled: no result within the timeout after the run failed; ddlsim "
+                     "stopped it";
+      else if (!slot.reported)
         slot.death = "rank " + std::to_string(r) + " died (" + exit_text(status) + ")";
     } else if (!slot.reported && slot.death.empty()) {
       slot.death = "rank " + std::to_string(r) + " vanished without a report (a crashed thread)";
