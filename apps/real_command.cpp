@@ -71,6 +71,11 @@ public:
       throw InputError("--emulate",
                        std::string("building the emulated cluster failed: ") + error.what());
     }
+    if (!cluster_->reaped().empty())
+      std::fprintf(stderr,
+                   "ddlsim real: deleted %zu network namespace(s) left by an earlier run that "
+                   "was killed (%s, ...)\n",
+                   cluster_->reaped().size(), cluster_->reaped().front().c_str());
   }
   std::vector<real::RankPlace> places() const {
     return cluster_ ? cluster_->places() : std::vector<real::RankPlace>{};

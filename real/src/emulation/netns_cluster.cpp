@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <poll.h>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -118,7 +119,37 @@ std::string rate_text(double gbps) {
   return std::to_string(static_cast<long long>(gbps * 1e9)) + "bit";
 }
 
+// The process id in a namespace name this class made ("ddlsim<pid>sw", "ddlsim<pid>r<rank>"),
+// or 0 for any other name.
+pid_t owner_of(const std::string& name) {
+  if (name.rfind("ddlsim", 0) != 0) return 0;
+  std::size_t i = 6;
+  pid_t pid = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && pid < 100'000'000)
+    pid = pid * 10 + (name[i++] - '0');
+  if (i == 6 || i == name.size()) return 0;
+  const std::string rest = name.substr(i);
+  const bool rank = rest.size() > 1 && rest[0] == 'r' &&
+                    rest.find_first_not_of("0123456789", 1) == std::string::npos;
+  return rest == "sw" || rank ? pid : 0;
+}
+
 } // namespace
+
+std::vector<std::string> NetnsCluster::reap_orphans() {
+  // A run killed with SIGKILL cannot delete its namespaces (no handler runs); the next run does,
+  // for every namespace named by this class whose owner process no longer exists.
+  std::vector<std::string> reaped;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/run/netns", error)) {
+    const std::string name = entry.path().filename().string();
+    const pid_t owner = owner_of(name);
+    if (owner <= 0 || owner == ::getpid()) continue;
+    if (::kill(owner, 0) == 0 || errno != ESRCH) continue; // alive (or not ours to judge)
+    if (run_command({"ip", "netns", "del", name}).empty()) reaped.push_back(name);
+  }
+  return reaped;
+}
 
 std::string NetnsCluster::unavailable_reason() {
   if (::geteuid() != 0)
@@ -136,6 +167,7 @@ NetnsCluster::NetnsCluster(const std::vector<LinkShape>& links)
   if (links.size() + 1 > kMaxNamespaces)
     throw std::runtime_error("at most " + std::to_string(kMaxNamespaces - 1) + " emulated ranks");
   if (g_count != 0) throw std::runtime_error("only one emulated cluster at a time");
+  reaped_ = reap_orphans();
   install_handlers();
   const auto remember = [this](const std::string& name) {
     namespaces_.push_back(name);

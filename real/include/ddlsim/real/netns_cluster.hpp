@@ -6,6 +6,9 @@
 //
 // Everything is torn down by the destructor, and on SIGINT, SIGTERM and SIGHUP by a handler
 // that deletes the namespaces before the process dies (rank processes die with their parent).
+// SIGKILL leaves them behind: the namespaces carry their creator's pid in their names
+// (ddlsim<pid>sw, ddlsim<pid>r<rank>), and building a cluster first deletes those whose creator
+// is gone.
 // Needs root and iproute2; available() says why not otherwise.
 #pragma once
 
@@ -39,6 +42,12 @@ public:
   const std::string& description() const { return description_; }
   // Whether the kernel had netem, so delays and losses are really applied.
   bool has_netem() const { return has_netem_; }
+  // Namespaces of earlier runs killed without cleanup that building this cluster deleted.
+  const std::vector<std::string>& reaped() const { return reaped_; }
+
+  // Deletes every namespace named by this class whose creating process no longer exists, and
+  // returns their names. Needs root; quietly does nothing without /run/netns.
+  static std::vector<std::string> reap_orphans();
 
 private:
   void teardown();
@@ -48,6 +57,7 @@ private:
   std::vector<RankPlace> places_;
   std::string description_;
   bool has_netem_ = false;
+  std::vector<std::string> reaped_;
 };
 
 } // namespace ddlsim::real
