@@ -22,10 +22,9 @@ std::vector<std::string> nic_names(const Topology& t, int node, int gpu) {
   return names;
 }
 
-ClusterSpec with_nics(const std::string& preset, int count, int nics, int pcie_switches = -1) {
+ClusterSpec with_nics(const std::string& preset, int count, int nics) {
   ClusterSpec spec = cluster(preset, count);
-  spec.node_groups.front().node.nics = nics;
-  if (pcie_switches >= 0) spec.node_groups.front().node.pcie_switches = pcie_switches;
+  spec.node_groups.front().spec.nics = nics;
   return spec;
 }
 
