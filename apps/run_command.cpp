@@ -16,6 +16,7 @@ struct RunOptions {
   std::string scenario;
   std::string json;
   std::string trace;
+  std::string links;
   std::string algorithm;
   std::int64_t seed = -1;
   double max_wall_seconds = 0;
@@ -41,6 +42,11 @@ void run(const RunOptions& options) {
   Progress progress(options.max_wall_seconds);
   runner::RunSettings settings;
   settings.trace = !trace_path.empty();
+  settings.links = !options.links.empty();
+  if (settings.links && scenario.workload.type != "collective")
+    throw InputError("--links", "the per-link load report is for a collective workload; this "
+                                "scenario's workload is \"" +
+                                    scenario.workload.type + "\": drop --links");
   settings.begin = [&progress](const std::string& what, std::string_view unit) {
     progress.begin(what, std::string(unit));
   };
@@ -61,6 +67,10 @@ void run(const RunOptions& options) {
   if (!json_path.empty()) {
     write_file(json_path, [&](std::ostream& out) { out << report.json.dump(2) << "\n"; });
     std::cout << "# wrote " << json_path << "\n";
+  }
+  if (settings.links) {
+    write_file(options.links, [&](std::ostream& out) { out << report.links.dump(2) << "\n"; });
+    std::cout << "# wrote " << options.links << "\n";
   }
   if (!trace_path.empty()) {
     write_file(trace_path, [&](std::ostream& out) { runner::write_trace(report, out); });
@@ -84,6 +94,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--json", options->json, "Write the machine-readable report to FILE");
   cmd->add_option("--trace", options->trace,
                   "Write a Chrome/Perfetto trace (one track per rank) to FILE");
+  cmd->add_option("--links", options->links,
+                  "Write the per-link load of each size (bytes, busy time, utilisation, busiest "
+                  "first) to FILE as JSON, and print the busiest links of the largest size");
   cmd->add_option(
       "--algorithm", options->algorithm,
       "Override workload.algorithm (a name, auto, or nccl: NCCL's own choice per size)");

@@ -29,6 +29,9 @@ check "the table has the nccl-tests columns" bash -c \
   "'$ddlsim' run '$scenarios/default.json' | grep -q 'size.*count.*type.*redop.*time(us).*algbw.*busbw'"
 check "run --trace writes a Chrome trace" bash -c \
   "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
+check "run --links writes per-link loads, busiest first, and names them under the table" bash -c \
+  "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --links '$work/l.json' | grep -q '^# busiest links' && /usr/bin/python3 -c \"import json; d=json.load(open('$work/l.json')); s=d['sizes'][-1]; u=[l['utilisation'] for l in s['links']]; assert u and u==sorted(u, reverse=True) and all(l['bytes']>0 for l in s['links'])\""
+check "run --links rejects a training workload" expect_error 2 "--links" run "$scenarios/resnet50-cloud-vs-dgx.json" --links "$work/l2.json"
 check "auto explains its choice" bash -c "'$ddlsim' run '$scenarios/dgx-a100.json' --algorithm auto | grep -q 'auto chose'"
 cat >"$work/nccl.json" <<'JSON'
 { "topology": { "nodes": [{ "preset": "dgx-h100", "count": 2 }], "fabric": { "type": "single_switch" } },

@@ -79,6 +79,45 @@ std::string name_in(int node, const char* kind, int index = -1) {
   return name;
 }
 
+// NCCL's NIC choice for a GPU (src/graph/topo.cc, ncclTopoGetLocalNetType, 2.30.7): its local
+// NICs are those of the best path from it: the NICs on its PCIe switch (PIX/PXB), else every NIC
+// of the node (all through the CPU, PHB). The GPUs that share them are those local to the first
+// of them in the same sense. Each GPU takes ceil(NICs / GPUs) of them (the default
+// NCCL_NETDEVS_POLICY=AUTO), starting at its device index modulo the sharing GPUs, bit-mirrored
+// when the NIC count is a power of two so that neighbouring GPUs start far apart; channel c uses
+// the start + c % that count. Here the list of a GPU is those NICs in channel order.
+std::vector<std::vector<VertexId>> nic_affinity(const Node& node,
+                                                const std::vector<VertexId>& gpu_parent,
+                                                const std::vector<VertexId>& nic_parent) {
+  std::vector<std::vector<VertexId>> affinity(node.gpus.size());
+  if (node.nics.empty()) return affinity;
+  auto is_pow2 = [](std::size_t v) { return (v & (v - 1)) == 0; };
+  auto mirror_bits = [](std::size_t value, std::size_t pow2) {
+    std::size_t mirror = 0;
+    for (std::size_t b = 1, mb = pow2 >> 1; b < pow2; b <<= 1, mb >>= 1)
+      if (value & b) mirror |= mb;
+    return mirror;
+  };
+  for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+    std::vector<std::size_t> local_nics; // indices into node.nics, in NIC order
+    for (std::size_t n = 0; n < node.nics.size(); ++n)
+      if (nic_parent[n] == gpu_parent[g]) local_nics.push_back(n);
+    if (local_nics.empty())
+      for (std::size_t n = 0; n < node.nics.size(); ++n) local_nics.push_back(n);
+    std::size_t sharing = 0; // GPUs local to the first of those NICs
+    for (std::size_t h = 0; h < node.gpus.size(); ++h)
+      if (gpu_parent[h] == nic_parent[local_nics.front()]) ++sharing;
+    if (sharing == 0) sharing = node.gpus.size();
+    const std::size_t count = local_nics.size();
+    const std::size_t per_gpu = (count + sharing - 1) / sharing;
+    std::size_t start = g % sharing;
+    if (is_pow2(count)) start = mirror_bits(start, count);
+    for (std::size_t c = 0; c < per_gpu; ++c)
+      affinity[g].push_back(node.nics[local_nics[(start + c) % count]]);
+  }
+  return affinity;
+}
+
 } // namespace
 
 } // namespace ddlsim::topo::detail
@@ -200,6 +239,11 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
       topology.add_duplex_link(gpu, plane, spec.nvlink_bytes_per_second, spec.nvlink_latency,
                                LinkClass::nvlink);
   }
+
+  std::vector<VertexId> gpu_parent, nic_parent;
+  for (int g = 0; g < spec.gpus; ++g) gpu_parent.push_back(parent(g, spec.gpus));
+  for (int n = 0; n < spec.nics; ++n) nic_parent.push_back(bounce ? host : parent(n, spec.nics));
+  node.gpu_nics = nic_affinity(node, gpu_parent, nic_parent);
 
   const double nic_rate = transport_nic_bytes_per_second(spec);
   for (VertexId nic : node.nics)

@@ -50,11 +50,61 @@ const std::vector<Path>& Router::paths(VertexId src, VertexId dst) {
   return cache_.emplace(key, compute(src, dst)).first->second;
 }
 
+VertexId Router::nic_of(VertexId gpu, std::uint16_t channel) const {
+  const Vertex& vertex = topology_.vertex(gpu);
+  if (vertex.node < 0) return kNoVertex;
+  const Node& node = topology_.node(vertex.node);
+  const auto local = static_cast<std::size_t>(vertex.local);
+  if (local >= node.gpu_nics.size() || node.gpu_nics[local].empty()) return kNoVertex;
+  const std::vector<VertexId>& nics = node.gpu_nics[local];
+  return nics[channel % nics.size()];
+}
+
+std::vector<Path> Router::through_nics(VertexId src, VertexId nic_a, VertexId nic_b, VertexId dst) {
+  // Copies: each paths() call may add to the cache (its references stay valid, but keep the
+  // legs independent of that).
+  const std::vector<Path> up = paths(src, nic_a);
+  const std::vector<Path> across = paths(nic_a, nic_b);
+  const std::vector<Path> down = paths(nic_b, dst);
+  std::vector<Path> out;
+  for (const Path& a : up)
+    for (const Path& b : across)
+      for (const Path& c : down) {
+        if (out.size() >= max_paths_) return out;
+        Path path = a;
+        path.insert(path.end(), b.begin(), b.end());
+        path.insert(path.end(), c.begin(), c.end());
+        out.push_back(std::move(path));
+      }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<Path>& Router::channel_paths(std::int32_t src_rank, std::int32_t dst_rank,
+                                               std::uint16_t channel) {
+  const VertexId src = topology_.gpus()[static_cast<std::size_t>(src_rank)];
+  const VertexId dst = topology_.gpus()[static_cast<std::size_t>(dst_rank)];
+  const std::vector<Path>& all = paths(src, dst);
+  if (topology_.vertex(src).node == topology_.vertex(dst).node || all.empty()) return all;
+  const VertexId nic_a = nic_of(src, channel), nic_b = nic_of(dst, channel);
+  if (nic_a == kNoVertex || nic_b == kNoVertex) return all;
+  const NicKey key{src, dst, nic_a, nic_b};
+  if (auto it = nic_cache_.find(key); it != nic_cache_.end()) return it->second;
+  // Only routes that cross the network are bound to NICs (not an NVLink domain spanning nodes).
+  const Path& first = all.front();
+  const bool crosses = std::any_of(first.begin(), first.end(), [this](LinkId link) {
+    return topology_.link(link).link_class == LinkClass::nic;
+  });
+  std::vector<Path> bound = crosses ? through_nics(src, nic_a, nic_b, dst) : all;
+  if (bound.empty()) bound = all;
+  return nic_cache_.emplace(key, std::move(bound)).first->second;
+}
+
 const Path& Router::ecmp_path(std::uint64_t seed, std::int32_t src_rank, std::int32_t dst_rank,
                               std::uint16_t channel) {
   const VertexId src = topology_.gpus()[static_cast<std::size_t>(src_rank)];
   const VertexId dst = topology_.gpus()[static_cast<std::size_t>(dst_rank)];
-  const std::vector<Path>& all = paths(src, dst);
+  const std::vector<Path>& all = channel_paths(src_rank, dst_rank, channel);
   if (all.empty())
     throw InputError("topology", "no route from " + topology_.vertex(src).name + " to " +
                                      topology_.vertex(dst).name);

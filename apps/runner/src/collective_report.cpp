@@ -2,6 +2,7 @@
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/sim/report.hpp"
 #include "ddlsim/topologies/builders.hpp"
+#include "link_report.hpp"
 #include "workload_reports.hpp"
 
 #include <sstream>
@@ -18,7 +19,11 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
   std::vector<std::string> summaries; // the engine's lines under each row, if any
   sim::CommonOptions options = common_options(scenario, settings);
   options.record_counters = settings.trace;
+  options.record_steps = settings.trace || settings.links; // the link report reads the steps
   RunReport report;
+  Json link_sizes = Json::array();
+  std::uint64_t largest_bytes = 0;
+  sim::LinkLoadReport largest; // the link report of the largest size, for the table
   for (std::size_t i = 0; i < workload.sizes.size(); ++i) {
     const std::uint64_t bytes = workload.sizes[i];
     const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
@@ -51,6 +56,15 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
     row.engine_details = std::move(result.details.json);
     table.rows.push_back(std::move(row));
     summaries.push_back(std::move(result.details.summary));
+    if (settings.links) {
+      sim::LinkLoadReport loads =
+          sim::link_loads(topology, router, scenario.seed, result.steps_recorded, result.time);
+      link_sizes.push_back(link_load_json(topology, loads, bytes));
+      if (bytes >= largest_bytes) {
+        largest = std::move(loads);
+        largest_bytes = bytes;
+      }
+    }
     if (settings.trace)
       report.trace.push_back({std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) +
                                   " " + result.algorithm,
@@ -68,6 +82,12 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
     if (!summaries[i].empty())
       text << "# " << engine << " engine, " << format_bytes(table.rows[i].bytes) << ":\n"
            << summaries[i];
+  if (settings.links && !table.rows.empty()) {
+    text << "# busiest links, " << format_bytes(largest_bytes) << " (of "
+         << format_fixed(ps_to_us(largest.time), 2) << " us):\n";
+    print_busiest_links(topology, largest, 8, text);
+    report.links = {{"sizes", std::move(link_sizes)}};
+  }
   if (!scenario.sweep.empty())
     text << "# note: this scenario's sweep (" << scenario.sweep.size()
          << " axes) was validated but not run: `run` simulates the base scenario; `ddlsim plan` "

@@ -9,12 +9,8 @@
 // channel, one NIC each). `ring` in rank order instead crosses from node m to node m+1 on the
 // same GPU pair in every channel, so all inter-node traffic goes through one NIC per node.
 //
-// Ring of channel c (K = params.channels): node by node in node order (nodes from
-// call.node_of_rank, each node's ranks consecutive; empty = one rank per node), and inside a node
-// of L ranks the local ranks off, off+1, ..., off-1 (mod L) with off = floor(c·L/K) mod L. The
-// channel enters the node on local rank off and leaves it on local rank off-1, so with K = L
-// channels every GPU of a node is the exit of one channel and the entry of the next. Nodes may
-// differ in size (each uses its own L); one rank per node gives the plain ring r -> r+1.
+// Ring of channel c: nccl_rings.hpp (enters each node on local rank floor(c·L/K) mod L, leaves
+// it on the rank before).
 //
 // Cost per channel, on its slice of n/K bytes (the ring's, Thakur, Rabenseifner & Gropp 2005,
 // sec. 4.4): 2(p-1)α + 2(n/K)(p-1)/p·β + (n/K)(p-1)/p·γ. All channels run at once; across nodes
@@ -28,7 +24,7 @@
 // each receive after the previous one has completed, so there every step waits out the slowest
 // (inter-node) hop: 2(p-1)α_inter. params.chunks = C pipelines each block in C chunks as `ring`
 // does (γ hides behind β). avg: the owner of a finished block scales it by 1/p.
-#include "phases.hpp"
+#include "nccl_rings.hpp"
 #include "registry.hpp"
 
 #include <vector>
@@ -36,40 +32,6 @@
 namespace ddlsim::coll::gen {
 
 namespace {
-
-// First local rank of channel `channel` of `channels` in a node of `size` ranks.
-int entry_offset(int channel, int channels, int size) {
-  return static_cast<int>((static_cast<long long>(channel) * size / channels) % size);
-}
-
-// Position of `rank` on channel `channel`'s ring, and its neighbours there.
-Ring channel_ring(const CollectiveCall& call, int rank, int channel) {
-  const int channels = call.params.channels;
-  const NodeOf node = node_of(call, rank);
-  const int local = rank - node.first, L = node.size;
-  const int off = entry_offset(channel, channels, L);
-  const int in_node = ((local - off) % L + L) % L;
-  Ring ring;
-  ring.size = call.ranks;
-  ring.pos = node.first + in_node; // nodes are consecutive in rank order
-  if (in_node < L - 1) {
-    ring.right = node.first + (local + 1) % L;
-  } else { // leave the node: enter the next one on its entry rank
-    const int next = (node.node + 1) % node.nodes;
-    const int first = node_first_rank(call, next);
-    const int size = node_first_rank(call, next + 1) - first;
-    ring.right = first + entry_offset(channel, channels, size);
-  }
-  if (in_node > 0) {
-    ring.left = node.first + (local - 1 + L) % L;
-  } else { // entered from the previous node's exit rank
-    const int prev = (node.node + node.nodes - 1) % node.nodes;
-    const int first = node_first_rank(call, prev);
-    const int size = node_first_rank(call, prev + 1) - first;
-    ring.left = first + (entry_offset(channel, channels, size) + size - 1) % size;
-  }
-  return ring;
-}
 
 StepStream nccl_ring_all_reduce(Shape s, Ring ring) {
   Program prog(s.channel);
@@ -136,7 +98,8 @@ public:
     check_node_layout(call);
   }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
-    return nccl_ring_all_reduce(shape_of(call, rank, channel), channel_ring(call, rank, channel));
+    return nccl_ring_all_reduce(shape_of(call, rank, channel),
+                                nccl_channel_ring(call, rank, channel));
   }
 };
 

@@ -173,9 +173,7 @@ private:
   void choose(std::int32_t from, std::int32_t to, CachedRoute& route) {
     const std::int32_t sender = from / channels_, receiver = to / channels_;
     const auto channel = static_cast<std::uint16_t>(from % channels_);
-    const std::vector<topo::Path>& paths =
-        router_.paths(topology_.gpus()[static_cast<std::size_t>(sender)],
-                      topology_.gpus()[static_cast<std::size_t>(receiver)]);
+    const std::vector<topo::Path>& paths = router_.channel_paths(sender, receiver, channel);
     route.to = to;
     route.links.clear();
     route.ids = {};

@@ -226,9 +226,7 @@ private:
     const std::int32_t dst = programs_[receive.program].rank;
     const std::uint16_t channel = sender.channel;
     const topo::Topology& topology = net().topology;
-    const std::vector<topo::Path>& paths =
-        net().router.paths(topology.gpus()[static_cast<std::size_t>(src)],
-                           topology.gpus()[static_cast<std::size_t>(dst)]);
+    const std::vector<topo::Path>& paths = net().router.channel_paths(src, dst, channel);
     if (paths.empty() || paths.front().empty())
       throw InputError("topology", "no route from rank " + std::to_string(src) + " to rank " +
                                        std::to_string(dst));

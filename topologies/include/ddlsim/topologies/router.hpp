@@ -18,6 +18,7 @@
 #include "ddlsim/topologies/topology.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -40,11 +41,25 @@ public:
 
   std::size_t cached_pairs() const { return cache_.size(); }
   // Drops every cached path set (e.g. between the phases of a long analysis).
-  void clear_cache() { cache_.clear(); }
+  void clear_cache() {
+    cache_.clear();
+    nic_cache_.clear();
+  }
 
-  // The path a transfer of rank src_rank to rank dst_rank on `channel` takes (ranks on the
-  // topology's GPUs in order): one of paths(), picked by ecmp_path_index with `seed`. Throws
-  // InputError at "topology", naming both GPUs, when there is no route.
+  // The paths a transfer of rank src_rank to rank dst_rank on `channel` may take (ranks on the
+  // topology's GPUs in order), in lexicographic order. Between GPUs of different nodes whose
+  // routes cross the network and that have a NIC affinity (Node::gpu_nics), only the paths that
+  // leave through the source GPU's NIC for this channel and enter through the destination GPU's
+  // (gpu_nics[local][channel % size]): the least-cost paths GPU -> that NIC, NIC -> NIC and
+  // NIC -> GPU, joined. NCCL binds each channel's connection to one NIC this way (a queue pair
+  // lives on one HCA), and ECMP then only spreads it over the fabric. Otherwise paths(). Stable
+  // reference (cached). Empty when there is no route.
+  const std::vector<Path>& channel_paths(std::int32_t src_rank, std::int32_t dst_rank,
+                                         std::uint16_t channel);
+
+  // The path a transfer of rank src_rank to rank dst_rank on `channel` takes: one of
+  // channel_paths(), picked by ecmp_path_index with `seed`. Throws InputError at "topology",
+  // naming both GPUs, when there is no route.
   const Path& ecmp_path(std::uint64_t seed, std::int32_t src_rank, std::int32_t dst_rank,
                         std::uint16_t channel);
 
@@ -66,6 +81,24 @@ private:
   };
 
   std::vector<Path> compute(VertexId src, VertexId dst);
+  // The NICs a GPU's channel uses (Node::gpu_nics), or kNoVertex without affinity.
+  VertexId nic_of(VertexId gpu, std::uint16_t channel) const;
+  // The least-cost paths src -> nic_a -> nic_b -> dst, each leg's paths joined in order.
+  std::vector<Path> through_nics(VertexId src, VertexId nic_a, VertexId nic_b, VertexId dst);
+
+  // Path sets of channel_paths that go through chosen NICs, by (src, dst, nic_a, nic_b).
+  struct NicKey {
+    VertexId src, dst, nic_a, nic_b;
+    bool operator==(const NicKey&) const = default;
+  };
+  struct NicKeyHash {
+    std::size_t operator()(const NicKey& k) const {
+      return std::hash<std::uint64_t>()(((std::uint64_t(k.src) << 32) | k.dst) *
+                                            0x9e3779b97f4a7c15ull ^
+                                        ((std::uint64_t(k.nic_a) << 32) | k.nic_b));
+    }
+  };
+  std::unordered_map<NicKey, std::vector<Path>, NicKeyHash> nic_cache_;
   void enumerate(VertexId src, VertexId dst, std::vector<Path>& out);
 
   const Topology& topology_;

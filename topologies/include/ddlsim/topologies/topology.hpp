@@ -61,6 +61,11 @@ struct Node {
   std::vector<VertexId> gpus; // in local order; global rank order is node-major
   std::vector<VertexId> nics;
   std::vector<VertexId> hosts;
+  // NIC affinity: for each local GPU, the NICs its inter-node traffic leaves and enters by, as
+  // NCCL picks them (the NICs nearest the GPU on PCIe, shared out rail by rail; see
+  // node_builder.cpp). Channel c of a GPU uses gpu_nics[gpu][c % size]. Empty (for the node or
+  // a GPU) = no affinity: routes take any least-cost NIC (Router::channel_paths).
+  std::vector<std::vector<VertexId>> gpu_nics;
 };
 
 class Topology {

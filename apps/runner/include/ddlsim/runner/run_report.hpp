@@ -31,6 +31,9 @@ namespace ddlsim::runner {
 
 struct RunSettings {
   bool trace = false; // keep what a trace needs (step records, the engine's counters)
+  // A collective workload: compute each size's per-link load (sim/link_load.hpp) into
+  // RunReport::links, and print the busiest links of the largest size under the table.
+  bool links = false;
   // Called before each simulation with what it simulates (e.g. "all_reduce 64 MiB ring (3/14)"
   // or "training iteration") and what its progress counts ("steps" or "events").
   std::function<void(const std::string& what, std::string_view unit)> begin;
@@ -53,6 +56,10 @@ struct RunReport {
   std::string table;            // what `ddlsim run` prints before the files it writes
   Json json;                    // the --json report; null when nothing finished (see incomplete)
   std::vector<TracePart> trace; // with RunSettings::trace: one part per simulation that finished
+  // With RunSettings::links: {"sizes": [{"bytes", "time_us", "switch_bytes", "links": [{"src",
+  // "dst", "class", "capacity_gbps", "bytes", "transfers", "busy_us", "load_us",
+  // "utilisation"}, ...] by utilisation}, ...]} in size order (`ddlsim run --links FILE`).
+  Json links;
   // Empty when the run finished; else where it stopped and what is complete, e.g. "while
   // simulating 64 MiB; the sizes above it are complete". `table` and `json` hold what finished.
   std::string incomplete;
