@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 namespace ddlsim::models {
@@ -69,14 +72,7 @@ Picoseconds ready_time(const ComputeProfile& profile, int layer, int accumulatio
 // Horovod tensor fusion: at each tick (every cycle), the gradients ready on every rank and not
 // yet sent are fused in order into groups of at most `threshold` bytes.
 std::vector<Group> by_cycle(const Model& model, const std::vector<int>& order, std::uint64_t e,
-                            const std::vector<ComputeProfile>& profiles, const FrameworkSpec& fw) {
-  std::vector<Picoseconds> ready;
-  for (int l : order) {
-    Picoseconds latest = 0;
-    for (const ComputeProfile& profile : profiles)
-      latest = std::max(latest, ready_time(profile, l, fw.accumulation_steps));
-    ready.push_back(latest);
-  }
+                            const std::vector<Picoseconds>& ready, const FrameworkSpec& fw) {
   std::vector<Group> groups;
   std::size_t next = 0;
   Picoseconds tick = 0;
@@ -100,6 +96,184 @@ std::vector<Group> by_cycle(const Model& model, const std::vector<int>& order, s
     if (open) groups.push_back(group);
   }
   return groups;
+}
+
+// When each layer of `order` is ready on every rank (the slowest profile).
+std::vector<Picoseconds> ready_times(const std::vector<int>& order,
+                                     const std::vector<ComputeProfile>& profiles,
+                                     int accumulation) {
+  std::vector<Picoseconds> ready;
+  for (int l : order) {
+    Picoseconds latest = 0;
+    for (const ComputeProfile& profile : profiles)
+      latest = std::max(latest, ready_time(profile, l, accumulation));
+    ready.push_back(latest);
+  }
+  return ready;
+}
+
+// MG-WFBP's merge rule (Shi, Chu and Li, "MG-WFBP: Efficient Data Communication for Distributed
+// Synchronous SGD Algorithms", INFOCOM 2019, section IV, with the all-reduce cost a + M b):
+// walking the layers in backward order, with each all-reduce starting when both its gradient is
+// ready and the previous all-reduce ended, layer i is merged into layer i+1 (the next gradient
+// to become ready) when the latter is ready before layer i's all-reduce would end, and either
+// layer i's all-reduce would start after that (merging costs nothing) or the wait for it is
+// shorter than the startup time a that one all-reduce fewer saves. `cost` is the all-reduce time
+// of a number of bytes.
+std::vector<Group> by_merge(const Model& model, const std::vector<int>& order, std::uint64_t e,
+                            const std::vector<Picoseconds>& ready,
+                            const std::function<Picoseconds(std::uint64_t)>& cost) {
+  const std::size_t n = order.size();
+  std::vector<std::uint64_t> p(n);
+  std::vector<Picoseconds> tc(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    p[i] = model.layers[static_cast<std::size_t>(order[i])].parameters;
+    tc[i] = cost(p[i] * e);
+  }
+  const Picoseconds startup = cost(e);
+  auto starts = [&] { // each all-reduce: when its gradient is ready and the stream is free
+    std::vector<Picoseconds> start(n);
+    for (std::size_t i = 0; i < n; ++i)
+      start[i] = std::max(ready[i], i > 0 ? start[i - 1] + tc[i - 1] : Picoseconds{0});
+    return start;
+  };
+  std::vector<Picoseconds> start = starts();
+  std::vector<bool> merged(n, false); // layer i goes with layer i+1
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const Picoseconds next_ready = ready[i + 1];
+    if (next_ready >= start[i] + tc[i]) continue;
+    if (start[i] > next_ready || next_ready - start[i] < startup) {
+      merged[i] = true;
+      p[i + 1] += p[i];
+      p[i] = 0;
+      tc[i] = 0;
+      tc[i + 1] = cost(p[i + 1] * e);
+      start = starts();
+    }
+  }
+  std::vector<Group> groups;
+  bool open = false;
+  Group group;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int l = order[i];
+    if (!open) group = Group{l, l, 0, -1};
+    open = true;
+    group.first = l;
+    group.parameters += model.layers[static_cast<std::size_t>(l)].parameters;
+    if (!merged[i]) {
+      groups.push_back(group);
+      open = false;
+    }
+  }
+  return groups;
+}
+
+// ByteScheduler's order (Peng et al., "A Generic Communication Scheduler for Distributed DNN
+// Training Acceleration", SOSP 2019, section 4; ByteCore in bytescheduler/common/bytecore.py):
+// each layer's gradient is cut into partitions of at most `partition` parameters; whenever the
+// posted and unfinished partitions hold fewer than `credit` parameters (or none is posted), the
+// ready partition of the highest priority (the layer nearest the input, then the partition's
+// place) is posted; posted partitions run one after another. The order is found by replaying
+// that queue with the cost model; each partition is one group (first == last == its layer).
+std::vector<Group> by_priority(const Model& model, const std::vector<int>& order, std::uint64_t e,
+                               const std::vector<Picoseconds>& ready, const FrameworkSpec& fw,
+                               const std::function<Picoseconds(std::uint64_t)>& cost) {
+  struct Part {
+    int layer;
+    std::uint64_t parameters;
+    Picoseconds ready;
+  };
+  std::vector<Part> pending;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    std::uint64_t left = model.layers[static_cast<std::size_t>(order[i])].parameters;
+    const std::uint64_t pieces = (left + fw.partition_parameters - 1) / fw.partition_parameters;
+    for (std::uint64_t k = 0; k < pieces; ++k) { // as even as possible
+      const std::uint64_t size = left / (pieces - k);
+      pending.push_back({order[i], size, ready[i]});
+      left -= size;
+    }
+  }
+  std::vector<Group> groups;
+  std::vector<std::pair<Picoseconds, std::uint64_t>> posted; // finish time, parameters (FIFO)
+  std::uint64_t in_flight = 0;
+  Picoseconds now = 0, stream_free = 0;
+  while (!pending.empty()) {
+    while (!posted.empty() && posted.front().first <= now) {
+      in_flight -= posted.front().second;
+      posted.erase(posted.begin());
+    }
+    // The ready partition of the highest priority: lowest layer, then the earliest cut.
+    auto best = pending.end();
+    for (auto it = pending.begin(); it != pending.end(); ++it)
+      if (it->ready <= now && (best == pending.end() || it->layer < best->layer)) best = it;
+    if (best != pending.end() &&
+        (posted.empty() || in_flight + best->parameters <= fw.credit_parameters)) {
+      stream_free = std::max(now, stream_free) + cost(best->parameters * e);
+      posted.emplace_back(stream_free, best->parameters);
+      in_flight += best->parameters;
+      groups.push_back(Group{best->layer, best->layer, best->parameters, -1});
+      pending.erase(best);
+      continue;
+    }
+    Picoseconds next = posted.empty() ? INT64_MAX : posted.front().first;
+    for (const Part& part : pending)
+      if (part.ready > now) next = std::min(next, part.ready);
+    now = next;
+  }
+  return groups;
+}
+
+// The all-reduce cost MG-WFBP's rule and ByteScheduler's queue plan with: the framework's
+// a + M / b, or NCCL's own model.
+std::function<Picoseconds(std::uint64_t)> merge_cost(const JobSpec& spec,
+                                                     const std::string& where) {
+  const FrameworkSpec& fw = spec.framework;
+  if (fw.bytes_per_second > 0) {
+    return [startup = fw.startup, rate = fw.bytes_per_second](std::uint64_t bytes) {
+      return startup + static_cast<Picoseconds>(std::llround(static_cast<double>(bytes) / rate *
+                                                             static_cast<double>(kPsPerSecond)));
+    };
+  }
+  if (!spec.nccl)
+    throw InputError(
+        where + "/framework",
+        std::string(to_string(fw.type)) +
+            " plans with the all-reduce cost: give \"startup_us\" and "
+            "\"bandwidth_gbps\" (the a + M/b fit MG-WFBP measures on the cluster), or "
+            "let NCCL's model give it (algorithm \"nccl\", the default on NVIDIA GPUs)");
+  return [tuner = spec.nccl](std::uint64_t bytes) {
+    const NcclChoice choice = tuner->choose(coll::Op::all_reduce, bytes);
+    return static_cast<Picoseconds>(
+        std::llround(choice.model_seconds * static_cast<double>(kPsPerSecond)));
+  };
+}
+
+// ByteScheduler's per-layer updates: each layer's forward pass waits for its last partition, and
+// the optimizer step is split over the layers by their parameters (the updates ByteScheduler
+// runs as each layer's all-reduce ends).
+void add_gates(JobPlan& job, const Model& model) {
+  job.gate_collective.assign(model.layers.size(), -1);
+  std::uint64_t total = 0;
+  for (std::size_t c = 0; c < job.collectives.size(); ++c) {
+    job.gate_collective[static_cast<std::size_t>(job.collectives[c].first_layer)] =
+        static_cast<int>(c);
+    total += job.collectives[c].parameters;
+  }
+  for (ComputeProfile& profile : job.profiles) {
+    const Picoseconds optimizer = profile.steps.back().duration;
+    profile.layer_update.assign(model.layers.size(), 0);
+    Picoseconds given = 0;
+    int last = -1;
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+      if (job.gate_collective[l] < 0) continue;
+      const double share = static_cast<double>(model.layers[l].parameters) / total;
+      profile.layer_update[l] = static_cast<Picoseconds>(std::llround(optimizer * share));
+      given += profile.layer_update[l];
+      last = static_cast<int>(l);
+    }
+    if (last >= 0) profile.layer_update[static_cast<std::size_t>(last)] += optimizer - given;
+    profile.steps.back().duration = 0;
+  }
 }
 
 // The consecutive model-parallel layers [first, last], or {-1, -1}.
@@ -268,6 +442,46 @@ void add_exchanges(JobPlan& job, const JobSpec& spec, std::pair<int, int> model_
   }
 }
 
+// NCCL's choice for one gradient bucket (as ncclAllReduce makes it per call): the generator that
+// runs its algorithm, its channels, pipeline chunks and protocol, and its per-call overhead.
+void resolve_nccl(PlannedCollective& c, const JobSpec& spec, const PlanOptions& options,
+                  const std::string& where) {
+  if (!spec.nccl)
+    throw InputError(where + "/algorithm", "\"nccl\" needs NCCL's description of the job's GPUs, "
+                                           "which this caller does not give; name a ddlsim "
+                                           "algorithm (e.g. \"nccl_ring\")");
+  const NcclTuner& tuner = *spec.nccl;
+  const NcclChoice choice =
+      tuner.choose(c.call.op, c.call.bytes, [&](NcclAlgorithm a, NcclProtocol) {
+        if (nccl_generator(c.call.op, a).empty()) return false;
+        return options.switch_steps || (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree);
+      });
+  if (choice.generator.empty())
+    throw InputError(where + "/algorithm", "NCCL's choice for a bucket of " +
+                                               format_bytes(c.call.bytes) + " (" +
+                                               choice.describe() + ") has no ddlsim generator");
+  c.call.algorithm = choice.generator;
+  c.call.params.channels = choice.channels;
+  c.call.params.chunks = nccl_pipeline_chunks(tuner.system(), choice, c.call.bytes);
+  c.call.protocol = nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
+  c.call_overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
+  c.nccl_choice = choice.describe();
+}
+
+// Gives every collective the index of its protocol in the plan's list.
+void index_protocols(TrainingPlan& plan) {
+  for (JobPlan& job : plan.jobs)
+    for (PlannedCollective& c : job.collectives) {
+      auto it = std::find(plan.protocols.begin(), plan.protocols.end(), c.call.protocol);
+      if (it == plan.protocols.end()) {
+        if (plan.protocols.size() >= 256)
+          throw std::logic_error("training plan: more than 256 protocols");
+        it = plan.protocols.insert(plan.protocols.end(), c.call.protocol);
+      }
+      c.protocol = static_cast<std::uint8_t>(it - plan.protocols.begin());
+    }
+}
+
 void check_job(const JobSpec& job, const std::string& where) {
   const std::size_t n = job.gpus.size();
   if (!job.model) throw InputError(where, "the job has no model");
@@ -292,6 +506,14 @@ void check_job(const JobSpec& job, const std::string& where) {
       if (!(x > 0) || !std::isfinite(x))
         throw InputError(where, "every measured 1-GPU throughput must be a positive number");
   }
+  if (job.framework.type == Framework::bytescheduler) {
+    for (const Layer& layer : job.model->layers)
+      if (layer.model_parallel)
+        throw InputError(where + "/framework", "bytescheduler with model-parallel layers (" +
+                                                   layer.name + ") is not modelled; use ddp");
+    if (job.framework.partition_parameters < 1 || job.framework.credit_parameters < 1)
+      throw InputError(where + "/framework", "partition and credit must be at least 1 parameter");
+  }
   if (compute.source == ComputeSource::layer_profile &&
       (!compute.profile || compute.profile->layers.size() != job.model->layers.size() ||
        compute.profile->batch < 1))
@@ -310,6 +532,10 @@ std::string_view to_string(Framework framework) {
     return "gradientflow";
   case Framework::none:
     return "none";
+  case Framework::mgwfbp:
+    return "mgwfbp";
+  case Framework::bytescheduler:
+    return "bytescheduler";
   }
   return "?";
 }
@@ -346,7 +572,7 @@ int TrainingPlan::local_rank(int job, int rank) const {
              : static_cast<int>(spec.gpus.size() + std::size_t(it - spec.server_gpus.begin()));
 }
 
-TrainingPlan plan_training(std::vector<JobSpec> jobs) {
+TrainingPlan plan_training(std::vector<JobSpec> jobs, const PlanOptions& options) {
   TrainingPlan plan;
   std::vector<int> owner;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -403,7 +629,17 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
         groups = by_size(model, order, e, fw.lazy_threshold_bytes, fw.lazy_threshold_bytes);
         break;
       case Framework::horovod:
-        groups = by_cycle(model, order, e, job.profiles, fw);
+        groups =
+            by_cycle(model, order, e, ready_times(order, job.profiles, fw.accumulation_steps), fw);
+        break;
+      case Framework::mgwfbp:
+        groups = by_merge(model, order, e, ready_times(order, job.profiles, fw.accumulation_steps),
+                          merge_cost(spec, where));
+        break;
+      case Framework::bytescheduler:
+        groups =
+            by_priority(model, order, e, ready_times(order, job.profiles, fw.accumulation_steps),
+                        fw, merge_cost(spec, where));
         break;
       case Framework::none:
         groups = by_size(model, order, e, ~0ull, ~0ull);
@@ -440,8 +676,11 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
       job.collectives.push_back(std::move(c));
     }
     job.gradient_bytes = offset;
+    if (spec.framework.type == Framework::bytescheduler && !groups.empty()) add_gates(job, model);
     if (model_parallel.first >= 0 && spec.communicate && n > 1)
       add_exchanges(job, spec, model_parallel, base, accumulation);
+    for (PlannedCollective& c : job.collectives)
+      if (c.call.algorithm == "nccl") resolve_nccl(c, spec, options, where);
     for (const PlannedCollective& c : job.collectives) {
       try {
         coll::check_call(c.call);
@@ -464,6 +703,7 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
     plan.jobs.push_back(std::move(job));
   }
   plan.ranks = static_cast<int>(owner.size());
+  index_protocols(plan);
   return plan;
 }
 

@@ -34,8 +34,9 @@ sim::EngineResult run_training(const Scenario& scenario, const sim::EngineSpec& 
                                const sim::CommonOptions& options = {}) {
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
-  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs}, topology, router,
-                       spec, options);
+  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs,
+                                              scenario.workload.training.iterations},
+                       topology, router, spec, options);
 }
 
 } // namespace
