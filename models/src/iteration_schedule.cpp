@@ -108,6 +108,29 @@ Picoseconds adasum_dot_products(const JobPlan& job, int rank, std::uint64_t byte
   return static_cast<Picoseconds>(std::llround(2.0 * static_cast<double>(bytes) / rate * 1e12));
 }
 
+// The index of each collective's join step on communication channel `channel` of `rank` in the
+// first iteration (kNone before the channel's first collective), and the channel's steps per
+// iteration as the last entry: counted by pulling the generators once.
+std::vector<std::uint32_t> collective_joins(const TrainingPlan& plan, const JobPlan& job, int rank,
+                                            int channel) {
+  std::vector<std::uint32_t> joins;
+  std::uint32_t count = 0;
+  for (const PlannedCollective& c : job.collectives) {
+    if (has_program(c, channel)) {
+      StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
+      const bool adasum = c.call.reduction == coll::Reduction::adasum;
+      if (channel > 1) ++count; // the marker that waits for the previous collective
+      if (launch_cost(plan, c) > 0) ++count;
+      for (Step step; stream.next(step);)
+        count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
+      ++count;                                                         // the join
+    }
+    joins.push_back(count > 0 ? count - 1 : kNone);
+  }
+  joins.push_back(count);
+  return joins;
+}
+
 // Communication channel `channel` (>= 1) of local rank `rank` of `job`.
 StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
                                  int channel, int channels) {
@@ -129,9 +152,20 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
   const std::uint32_t compute_steps =
       profile >= 0 ? compute_steps_per_iteration(job, job.profiles[std::size_t(profile)], channels)
                    : 0;
+  // A collective's channels run as one kernel (NCCL launches them together and the call ends
+  // when all have): channel c's join also waits for channel c+1's, so channel 1's join ends the
+  // collective, and on channels > 1 a marker before each collective waits for channel 1's join
+  // of the one before. Without it channels drift apart over many collectives and iterations.
+  const std::vector<std::uint32_t> next_joins =
+      channel + 1 < channels ? collective_joins(*plan, job, rank, channel + 1)
+                             : std::vector<std::uint32_t>{};
+  const std::vector<std::uint32_t> first_joins =
+      channel > 1 ? collective_joins(*plan, job, rank, 1) : std::vector<std::uint32_t>{};
+  const std::size_t count = job.collectives.size();
   for (int iteration = 0; iteration < plan->iterations; ++iteration) {
     Offsets offsets;
-    for (const PlannedCollective& c : job.collectives) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const PlannedCollective& c = job.collectives[i];
       const coll::Algorithm& algorithm = algorithm_of(c);
       const std::uint32_t ready = profile >= 0
                                       ? c.ready_step[static_cast<std::size_t>(profile)] +
@@ -139,6 +173,21 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
                                       : kNone;
       if (has_program(c, channel)) {
         StepStream stream = algorithm.program(c.call, rank, channel - 1);
+        if (channel > 1) { // the previous collective has ended on every channel
+          Step sync = compute_step(0, channel);
+          const std::uint32_t k = static_cast<std::uint32_t>(iteration);
+          const std::uint32_t previous = i > 0 ? first_joins[i - 1] + k * first_joins.back()
+                                         : k > 0
+                                             ? first_joins[count - 1] + (k - 1) * first_joins.back()
+                                             : kNone;
+          if (previous != kNone) {
+            sync.wait_channel = 1;
+            sync.wait_step = previous;
+          }
+          add_dep(sync, previous_join);
+          co_yield sync;
+          previous_join = index++;
+        }
         if (const Picoseconds cost = launch_cost(*plan, c); cost > 0) {
           // The launch, which the collective's steps then follow.
           Step launch = compute_step(cost, channel);
@@ -202,6 +251,10 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
             join.wait_step = ready;
           }
           add_dep(join, previous_join);
+        } else if (has_program(c, channel + 1) && next_joins[i] != kNone) {
+          join.wait_channel = static_cast<std::uint16_t>(channel + 1);
+          join.wait_step =
+              next_joins[i] + static_cast<std::uint32_t>(iteration) * next_joins.back();
         }
         co_yield join;
         previous_join = index++;
@@ -209,28 +262,6 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
       offsets.advance(algorithm, c.call, rank);
     }
   }
-}
-
-// The index of each collective's join step on communication channel `channel` of `rank` in the
-// first iteration (kNone before the channel's first collective), and the channel's steps per
-// iteration as the last entry: counted by pulling the generators once.
-std::vector<std::uint32_t> collective_joins(const TrainingPlan& plan, const JobPlan& job, int rank,
-                                            int channel) {
-  std::vector<std::uint32_t> joins;
-  std::uint32_t count = 0;
-  for (const PlannedCollective& c : job.collectives) {
-    if (has_program(c, channel)) {
-      StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
-      const bool adasum = c.call.reduction == coll::Reduction::adasum;
-      if (launch_cost(plan, c) > 0) ++count;
-      for (Step step; stream.next(step);)
-        count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
-      ++count;                                                         // the join
-    }
-    joins.push_back(count > 0 ? count - 1 : kNone);
-  }
-  joins.push_back(count);
-  return joins;
 }
 
 StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
