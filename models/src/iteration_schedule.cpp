@@ -65,6 +65,40 @@ bool has_program(const PlannedCollective& c, int channel) {
   return channel - 1 < algorithm_of(c).channels(c.call);
 }
 
+// The software cost paid before the collective's first step: a calibrated launch overhead, else
+// NCCL's per-call overhead when NCCL chose the collective.
+Picoseconds launch_cost(const TrainingPlan& plan, const PlannedCollective& c) {
+  return plan.launch_overhead > 0 ? plan.launch_overhead : c.call_overhead;
+}
+
+// Whether a profile step is a forward step that waits for its layer's update (ByteScheduler:
+// the first pass's forward step of a layer with a gate); one marker per communication channel
+// goes before it.
+bool gated(const JobPlan& job, const ComputeStep& step) {
+  return !job.gate_collective.empty() && !step.backward && step.pass == 0 && step.layer >= 0 &&
+         step.wait_exchange < 0 && job.gate_collective[static_cast<std::size_t>(step.layer)] >= 0;
+}
+
+// The index in the compute program's first iteration of each profile step: gated steps have a
+// marker per communication channel before them.
+std::vector<std::uint32_t> program_index(const JobPlan& job, const ComputeProfile& profile,
+                                         int channels) {
+  std::vector<std::uint32_t> index;
+  std::uint32_t next = 0;
+  for (const ComputeStep& step : profile.steps) {
+    if (gated(job, step)) next += static_cast<std::uint32_t>(channels - 1);
+    index.push_back(next++);
+  }
+  return index;
+}
+
+// Steps of one iteration of a compute program: the profile's steps, the gates' markers, one wait
+// marker per communication channel, the optimizer (the last of the profile's steps).
+std::uint32_t compute_steps_per_iteration(const JobPlan& job, const ComputeProfile& profile,
+                                          int channels) {
+  return program_index(job, profile, channels).back() + static_cast<std::uint32_t>(channels);
+}
+
 // Adasum's dot products over a received and a local vector of `bytes` each: one pass reading
 // both at the GPU's streaming rate (workers only: Adasum has no dedicated servers).
 Picoseconds adasum_dot_products(const JobPlan& job, int rank, std::uint64_t bytes) {
@@ -74,9 +108,32 @@ Picoseconds adasum_dot_products(const JobPlan& job, int rank, std::uint64_t byte
   return static_cast<Picoseconds>(std::llround(2.0 * static_cast<double>(bytes) / rate * 1e12));
 }
 
+// The index of each collective's join step on communication channel `channel` of `rank` in the
+// first iteration (kNone before the channel's first collective), and the channel's steps per
+// iteration as the last entry: counted by pulling the generators once.
+std::vector<std::uint32_t> collective_joins(const TrainingPlan& plan, const JobPlan& job, int rank,
+                                            int channel) {
+  std::vector<std::uint32_t> joins;
+  std::uint32_t count = 0;
+  for (const PlannedCollective& c : job.collectives) {
+    if (has_program(c, channel)) {
+      StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
+      const bool adasum = c.call.reduction == coll::Reduction::adasum;
+      if (channel > 1) ++count; // the marker that waits for the previous collective
+      if (launch_cost(plan, c) > 0) ++count;
+      for (Step step; stream.next(step);)
+        count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
+      ++count;                                                         // the join
+    }
+    joins.push_back(count > 0 ? count - 1 : kNone);
+  }
+  joins.push_back(count);
+  return joins;
+}
+
 // Communication channel `channel` (>= 1) of local rank `rank` of `job`.
 StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
-                                 int channel) {
+                                 int channel, int channels) {
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
   const int workers = static_cast<int>(job.spec.gpus.size());
   // Dedicated servers (ranks after the workers) compute nothing: they wait for no compute step.
@@ -87,91 +144,124 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
   };
   std::uint32_t index = 0;
   std::uint32_t previous_join = kNone;
-  Offsets offsets;
-  for (const PlannedCollective& c : job.collectives) {
-    const coll::Algorithm& algorithm = algorithm_of(c);
-    const std::uint32_t ready =
-        profile >= 0 ? c.ready_step[static_cast<std::size_t>(profile)] : kNone;
-    if (has_program(c, channel)) {
-      StepStream stream = algorithm.program(c.call, rank, channel - 1);
-      if (plan->launch_overhead > 0) { // the launch, which the collective's steps then follow
-        Step launch = compute_step(plan->launch_overhead, channel);
-        if (ready != kNone) {
-          launch.wait_channel = kComputeChannel;
-          launch.wait_step = ready;
+  // Every iteration runs the same collectives on the same buffers, each after its compute step
+  // of that iteration.
+  const std::vector<std::uint32_t> index_of =
+      profile >= 0 ? program_index(job, job.profiles[std::size_t(profile)], channels)
+                   : std::vector<std::uint32_t>{};
+  const std::uint32_t compute_steps =
+      profile >= 0 ? compute_steps_per_iteration(job, job.profiles[std::size_t(profile)], channels)
+                   : 0;
+  // A collective's channels run as one kernel (NCCL launches them together and the call ends
+  // when all have): channel c's join also waits for channel c+1's, so channel 1's join ends the
+  // collective, and on channels > 1 a marker before each collective waits for channel 1's join
+  // of the one before. Without it channels drift apart over many collectives and iterations.
+  const std::vector<std::uint32_t> next_joins =
+      channel + 1 < channels ? collective_joins(*plan, job, rank, channel + 1)
+                             : std::vector<std::uint32_t>{};
+  const std::vector<std::uint32_t> first_joins =
+      channel > 1 ? collective_joins(*plan, job, rank, 1) : std::vector<std::uint32_t>{};
+  const std::size_t count = job.collectives.size();
+  for (int iteration = 0; iteration < plan->iterations; ++iteration) {
+    Offsets offsets;
+    for (std::size_t i = 0; i < count; ++i) {
+      const PlannedCollective& c = job.collectives[i];
+      const coll::Algorithm& algorithm = algorithm_of(c);
+      const std::uint32_t ready = profile >= 0
+                                      ? c.ready_step[static_cast<std::size_t>(profile)] +
+                                            static_cast<std::uint32_t>(iteration) * compute_steps
+                                      : kNone;
+      if (has_program(c, channel)) {
+        StepStream stream = algorithm.program(c.call, rank, channel - 1);
+        if (channel > 1) { // the previous collective has ended on every channel
+          Step sync = compute_step(0, channel);
+          const std::uint32_t k = static_cast<std::uint32_t>(iteration);
+          const std::uint32_t previous = i > 0 ? first_joins[i - 1] + k * first_joins.back()
+                                         : k > 0
+                                             ? first_joins[count - 1] + (k - 1) * first_joins.back()
+                                             : kNone;
+          if (previous != kNone) {
+            sync.wait_channel = 1;
+            sync.wait_step = previous;
+          }
+          add_dep(sync, previous_join);
+          co_yield sync;
+          previous_join = index++;
         }
-        add_dep(launch, previous_join);
-        co_yield launch;
+        if (const Picoseconds cost = launch_cost(*plan, c); cost > 0) {
+          // The launch, which the collective's steps then follow.
+          Step launch = compute_step(cost, channel);
+          if (ready != kNone) {
+            launch.wait_channel = kComputeChannel;
+            launch.wait_step = ready;
+          }
+          add_dep(launch, previous_join);
+          co_yield launch;
+          previous_join = index++;
+        }
+        const std::uint32_t base = index;
+        // The join waits for the last step of each kind: steps of one kind complete in order, but
+        // a switch step (NVLS) completes with its group, not with the rank's local work.
+        std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone,
+                      last_switch = kNone;
+        // Adasum: each receive-reduce is followed by the dot products it needs (a.b, a.a, b.b in
+        // one pass over both vectors), a compute step the steps after it depend on instead; so
+        // generator step i becomes composite step moved[i] (recursive doubling: log p steps).
+        const bool adasum = c.call.reduction == coll::Reduction::adasum;
+        std::vector<std::uint32_t> moved;
+        Step step;
+        while (stream.next(step)) {
+          if (step.peer >= 0) step.peer = global(step.peer);
+          offsets.move(step.src);
+          offsets.move(step.dst);
+          offsets.move(step.aux);
+          for (std::uint8_t d = 0; d < step.dep_count; ++d)
+            step.deps[d] = adasum ? moved[step.deps[d]] : step.deps[d] + base;
+          step.channel = static_cast<std::uint16_t>(channel);
+          step.protocol = c.protocol;
+          if (index == base) {
+            if (ready != kNone) {
+              step.wait_channel = kComputeChannel;
+              step.wait_step = ready;
+            }
+            add_dep(step, previous_join);
+          }
+          (step.is_send()      ? last_send
+           : step.is_receive() ? last_receive
+           : step.is_switch()  ? last_switch
+                               : last_local) = index;
+          co_yield step;
+          ++index;
+          if (adasum && step.kind == StepKind::recv_reduce) {
+            Step dots = compute_step(adasum_dot_products(job, rank, step.bytes), channel);
+            add_dep(dots, index - 1);
+            co_yield dots;
+            last_local = index++;
+          }
+          if (adasum) moved.push_back(index - 1);
+        }
+        Step join = compute_step(0, channel);
+        add_dep(join, last_send);
+        add_dep(join, last_receive);
+        add_dep(join, last_local);
+        add_dep(join, last_switch);
+        if (index == base) { // no step on this channel: the join stands in for the collective
+          if (ready != kNone) {
+            join.wait_channel = kComputeChannel;
+            join.wait_step = ready;
+          }
+          add_dep(join, previous_join);
+        } else if (has_program(c, channel + 1) && next_joins[i] != kNone) {
+          join.wait_channel = static_cast<std::uint16_t>(channel + 1);
+          join.wait_step =
+              next_joins[i] + static_cast<std::uint32_t>(iteration) * next_joins.back();
+        }
+        co_yield join;
         previous_join = index++;
       }
-      const std::uint32_t base = index;
-      std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone;
-      // Adasum: each receive-reduce is followed by the dot products it needs (a.b, a.a, b.b in
-      // one pass over both vectors), a compute step the steps after it depend on instead; so
-      // generator step i becomes composite step moved[i] (recursive doubling: log p steps).
-      const bool adasum = c.call.reduction == coll::Reduction::adasum;
-      std::vector<std::uint32_t> moved;
-      Step step;
-      while (stream.next(step)) {
-        if (step.peer >= 0) step.peer = global(step.peer);
-        offsets.move(step.src);
-        offsets.move(step.dst);
-        offsets.move(step.aux);
-        for (std::uint8_t d = 0; d < step.dep_count; ++d)
-          step.deps[d] = adasum ? moved[step.deps[d]] : step.deps[d] + base;
-        step.channel = static_cast<std::uint16_t>(channel);
-        if (index == base) {
-          if (ready != kNone) {
-            step.wait_channel = kComputeChannel;
-            step.wait_step = ready;
-          }
-          add_dep(step, previous_join);
-        }
-        (step.is_send() ? last_send : step.is_receive() ? last_receive : last_local) = index;
-        co_yield step;
-        ++index;
-        if (adasum && step.kind == StepKind::recv_reduce) {
-          Step dots = compute_step(adasum_dot_products(job, rank, step.bytes), channel);
-          add_dep(dots, index - 1);
-          co_yield dots;
-          last_local = index++;
-        }
-        if (adasum) moved.push_back(index - 1);
-      }
-      Step join = compute_step(0, channel);
-      add_dep(join, last_send);
-      add_dep(join, last_receive);
-      add_dep(join, last_local);
-      if (index == base) { // no step on this channel: the join stands in for the collective
-        if (ready != kNone) {
-          join.wait_channel = kComputeChannel;
-          join.wait_step = ready;
-        }
-        add_dep(join, previous_join);
-      }
-      co_yield join;
-      previous_join = index++;
+      offsets.advance(algorithm, c.call, rank);
     }
-    offsets.advance(algorithm, c.call, rank);
   }
-}
-
-// How many steps communication channel `channel` of `rank` has up to the end of collective
-// `last` (each collective's steps plus its join), counted by pulling the generators once.
-std::uint32_t communication_steps(const TrainingPlan& plan, const JobPlan& job, int rank,
-                                  int channel, std::size_t last) {
-  std::uint32_t count = 0;
-  for (std::size_t i = 0; i <= last && i < job.collectives.size(); ++i) {
-    const PlannedCollective& c = job.collectives[i];
-    if (!has_program(c, channel)) continue;
-    StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
-    const bool adasum = c.call.reduction == coll::Reduction::adasum;
-    if (plan.launch_overhead > 0) ++count;
-    for (Step step; stream.next(step);)
-      count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
-    ++count;                                                         // the join
-  }
-  return count;
 }
 
 StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
@@ -186,28 +276,60 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_ind
     ++index;
     return step;
   };
-  for (std::size_t i = 0; i + 1 < profile.steps.size(); ++i) {
-    const ComputeStep& step = profile.steps[i];
-    Step out = compute_step(step.duration, kComputeChannel);
-    if (step.wait_exchange >= 0) { // a model-parallel all-to-all (one channel) must be done
-      const int c = job.exchange_collective[static_cast<std::size_t>(step.wait_exchange)];
-      if (c >= 0) {
-        out.wait_channel = 1;
-        out.wait_step = communication_steps(*plan, job, rank, 1, static_cast<std::size_t>(c)) - 1;
+  // Per communication channel, each collective's join in the first iteration and (last) the
+  // channel's steps per iteration.
+  std::vector<std::vector<std::uint32_t>> joins(static_cast<std::size_t>(channels));
+  for (int channel = 1; channel < channels; ++channel)
+    joins[std::size_t(channel)] = collective_joins(*plan, job, rank, channel);
+  auto per_iteration = [&joins](int channel) { return joins[std::size_t(channel)].back(); };
+  // The join of collective c on `channel` in iteration `iteration`, or kNone.
+  auto join_of = [&](int channel, int c, std::uint32_t iteration) {
+    const std::uint32_t first = joins[std::size_t(channel)][std::size_t(c)];
+    return first == kNone ? kNone : first + iteration * per_iteration(channel);
+  };
+  const bool barrier = job.gate_collective.empty();
+  for (std::uint32_t iteration = 0; iteration < std::uint32_t(plan->iterations); ++iteration) {
+    for (std::size_t i = 0; i + 1 < profile.steps.size(); ++i) {
+      const ComputeStep& step = profile.steps[i];
+      if (gated(job, step)) {
+        // ByteScheduler: the layer's forward pass waits for its last partition of the previous
+        // iteration on every channel, then updates the layer's parameters.
+        const int c = job.gate_collective[static_cast<std::size_t>(step.layer)];
+        for (int channel = 1; channel < channels; ++channel) {
+          const bool last = channel + 1 == channels;
+          Step gate = compute_step(
+              last && iteration > 0 ? profile.layer_update[std::size_t(step.layer)] : 0,
+              kComputeChannel);
+          if (const std::uint32_t join = iteration > 0 ? join_of(channel, c, iteration - 1) : kNone;
+              join != kNone) {
+            gate.wait_channel = static_cast<std::uint16_t>(channel);
+            gate.wait_step = join;
+          }
+          co_yield next(gate);
+        }
       }
+      Step out = compute_step(step.duration, kComputeChannel);
+      if (step.wait_exchange >= 0) { // a model-parallel all-to-all (one channel) must be done
+        const int c = job.exchange_collective[static_cast<std::size_t>(step.wait_exchange)];
+        if (const std::uint32_t join = c >= 0 ? join_of(1, c, iteration) : kNone; join != kNone) {
+          out.wait_channel = 1;
+          out.wait_step = join;
+        }
+      }
+      co_yield next(out);
     }
-    co_yield next(out);
+    // The optimizer waits for every collective of the iteration (a marker per channel, one that
+    // waits for nothing where the channel has no step, or with ByteScheduler's per-layer gates).
+    for (int channel = 1; channel < channels; ++channel) {
+      Step wait = compute_step(0, kComputeChannel);
+      if (const std::uint32_t steps = per_iteration(channel); steps > 0 && barrier) {
+        wait.wait_channel = static_cast<std::uint16_t>(channel);
+        wait.wait_step = (iteration + 1) * steps - 1;
+      }
+      co_yield next(wait);
+    }
+    co_yield next(compute_step(profile.steps.back().duration, kComputeChannel));
   }
-  for (int channel = 1; channel < channels; ++channel) {
-    const std::uint32_t steps =
-        communication_steps(*plan, job, rank, channel, job.collectives.size());
-    if (steps == 0) continue;
-    Step wait = compute_step(0, kComputeChannel);
-    wait.wait_channel = static_cast<std::uint16_t>(channel);
-    wait.wait_step = steps - 1;
-    co_yield next(wait);
-  }
-  co_yield next(compute_step(profile.steps.back().duration, kComputeChannel));
 }
 
 StepStream no_program() {
@@ -217,10 +339,7 @@ StepStream no_program() {
 class TrainingSource final : public coll::ProgramSource {
 public:
   explicit TrainingSource(std::shared_ptr<const TrainingPlan> plan) : plan_(std::move(plan)) {
-    channels_ = 1;
-    for (const JobPlan& job : plan_->jobs)
-      for (const PlannedCollective& c : job.collectives)
-        channels_ = std::max(channels_, 1 + algorithm_of(c).channels(c.call));
+    channels_ = iteration_channels(*plan_);
     job_of_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     local_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     for (std::size_t j = 0; j < plan_->jobs.size(); ++j) {
@@ -237,6 +356,7 @@ public:
   std::string_view name() const override { return "training"; }
   int ranks() const override { return plan_->ranks; }
   int channels() const override { return channels_; }
+  std::vector<coll::Protocol> protocols() const override { return plan_->protocols; }
 
   std::uint64_t buffer_bytes(int rank, Buffer buffer) const override {
     const int j = job_of_rank_[static_cast<std::size_t>(rank)];
@@ -257,7 +377,7 @@ public:
     const int workers = static_cast<int>(plan_->jobs[static_cast<std::size_t>(j)].spec.gpus.size());
     if (channel == kComputeChannel)
       return local < workers ? compute_program(plan_, j, local, channels_) : no_program();
-    return communication_program(plan_, j, local, channel);
+    return communication_program(plan_, j, local, channel, channels_);
   }
 
 private:
@@ -268,6 +388,19 @@ private:
 };
 
 } // namespace
+
+int iteration_channels(const TrainingPlan& plan) {
+  int channels = 1;
+  for (const JobPlan& job : plan.jobs)
+    for (const PlannedCollective& c : job.collectives)
+      channels = std::max(channels, 1 + algorithm_of(c).channels(c.call));
+  return channels;
+}
+
+std::uint32_t compute_steps_per_iteration(const TrainingPlan& plan, const JobPlan& job,
+                                          const ComputeProfile& profile) {
+  return compute_steps_per_iteration(job, profile, iteration_channels(plan));
+}
 
 coll::Schedule iteration_schedule(std::shared_ptr<const TrainingPlan> plan) {
   coll::CollectiveCall call;

@@ -1,24 +1,22 @@
 #include "ddlsim/models/training.hpp"
 
+#include "gradient_groups.hpp"
+
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 namespace ddlsim::models {
 namespace {
 
-// A gradient tensor group: layers [first, last] of the model, `parameters` in all.
-struct Group {
-  int first = 0;
-  int last = 0;
-  std::uint64_t parameters = 0;
-  Picoseconds tick = -1; // horovod: when the fusion tick starts it
-};
+using detail::Group;
 
 std::uint64_t element_bytes(Precision precision) {
   return precision == Precision::fp16 ? 2 : 4;
@@ -34,72 +32,32 @@ std::vector<int> dense_layers_backward(const Model& model) {
   return layers;
 }
 
-// DDP buckets and GradientFlow's lazy pool: a group closes once it holds at least its limit.
-std::vector<Group> by_size(const Model& model, const std::vector<int>& order, std::uint64_t e,
-                           std::uint64_t first_limit, std::uint64_t limit) {
-  std::vector<Group> groups;
-  Group open;
-  bool any = false;
-  for (int l : order) {
-    const std::uint64_t p = model.layers[static_cast<std::size_t>(l)].parameters;
-    if (!any) open = Group{l, l, 0, -1};
-    any = true;
-    open.first = l; // backward order: the group's first layer falls as layers are added
-    open.parameters += p;
-    if (open.parameters * e >= (groups.empty() ? first_limit : limit)) {
-      groups.push_back(open);
-      any = false;
+// ByteScheduler's per-layer updates: each layer's forward pass waits for its last partition, and
+// the optimizer step is split over the layers by their parameters (the updates ByteScheduler
+// runs as each layer's all-reduce ends).
+void add_gates(JobPlan& job, const Model& model) {
+  job.gate_collective.assign(model.layers.size(), -1);
+  std::uint64_t total = 0;
+  for (std::size_t c = 0; c < job.collectives.size(); ++c) {
+    job.gate_collective[static_cast<std::size_t>(job.collectives[c].first_layer)] =
+        static_cast<int>(c);
+    total += job.collectives[c].parameters;
+  }
+  for (ComputeProfile& profile : job.profiles) {
+    const Picoseconds optimizer = profile.steps.back().duration;
+    profile.layer_update.assign(model.layers.size(), 0);
+    Picoseconds given = 0;
+    int last = -1;
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+      if (job.gate_collective[l] < 0) continue;
+      const double share = static_cast<double>(model.layers[l].parameters) / total;
+      profile.layer_update[l] = static_cast<Picoseconds>(std::llround(optimizer * share));
+      given += profile.layer_update[l];
+      last = static_cast<int>(l);
     }
+    if (last >= 0) profile.layer_update[static_cast<std::size_t>(last)] += optimizer - given;
+    profile.steps.back().duration = 0;
   }
-  if (any) groups.push_back(open);
-  return groups;
-}
-
-// When each layer's gradient is ready in each profile, relative to the iteration start: the end
-// of its backward step in the last accumulation step.
-Picoseconds ready_time(const ComputeProfile& profile, int layer, int accumulation) {
-  Picoseconds t = 0;
-  for (const ComputeStep& step : profile.steps) {
-    t += step.duration;
-    if (step.backward && step.layer == layer && step.pass == accumulation - 1) return t;
-  }
-  return t;
-}
-
-// Horovod tensor fusion: at each tick (every cycle), the gradients ready on every rank and not
-// yet sent are fused in order into groups of at most `threshold` bytes.
-std::vector<Group> by_cycle(const Model& model, const std::vector<int>& order, std::uint64_t e,
-                            const std::vector<ComputeProfile>& profiles, const FrameworkSpec& fw) {
-  std::vector<Picoseconds> ready;
-  for (int l : order) {
-    Picoseconds latest = 0;
-    for (const ComputeProfile& profile : profiles)
-      latest = std::max(latest, ready_time(profile, l, fw.accumulation_steps));
-    ready.push_back(latest);
-  }
-  std::vector<Group> groups;
-  std::size_t next = 0;
-  Picoseconds tick = 0;
-  while (next < order.size()) {
-    tick += fw.cycle_time;
-    bool open = false;
-    Group group;
-    while (next < order.size() && ready[next] <= tick) {
-      const int l = order[next];
-      const std::uint64_t p = model.layers[static_cast<std::size_t>(l)].parameters;
-      if (open && (group.parameters + p) * e > fw.fusion_threshold_bytes) {
-        groups.push_back(group);
-        open = false;
-      }
-      if (!open) group = Group{l, l, 0, tick};
-      open = true;
-      group.first = l;
-      group.parameters += p;
-      ++next;
-    }
-    if (open) groups.push_back(group);
-  }
-  return groups;
 }
 
 // The consecutive model-parallel layers [first, last], or {-1, -1}.
@@ -268,6 +226,46 @@ void add_exchanges(JobPlan& job, const JobSpec& spec, std::pair<int, int> model_
   }
 }
 
+// NCCL's choice for one gradient bucket (as ncclAllReduce makes it per call): the generator that
+// runs its algorithm, its channels, pipeline chunks and protocol, and its per-call overhead.
+void resolve_nccl(PlannedCollective& c, const JobSpec& spec, const PlanOptions& options,
+                  const std::string& where) {
+  if (!spec.nccl)
+    throw InputError(where + "/algorithm", "\"nccl\" needs NCCL's description of the job's GPUs, "
+                                           "which this caller does not give; name a ddlsim "
+                                           "algorithm (e.g. \"nccl_ring\")");
+  const NcclTuner& tuner = *spec.nccl;
+  const NcclChoice choice =
+      tuner.choose(c.call.op, c.call.bytes, [&](NcclAlgorithm a, NcclProtocol) {
+        if (nccl_generator(c.call.op, a).empty()) return false;
+        return options.switch_steps || (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree);
+      });
+  if (choice.generator.empty())
+    throw InputError(where + "/algorithm", "NCCL's choice for a bucket of " +
+                                               format_bytes(c.call.bytes) + " (" +
+                                               choice.describe() + ") has no ddlsim generator");
+  c.call.algorithm = choice.generator;
+  c.call.params.channels = choice.channels;
+  c.call.params.chunks = nccl_pipeline_chunks(tuner.system(), choice, c.call.bytes);
+  c.call.protocol = nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
+  c.call_overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
+  c.nccl_choice = choice.describe();
+}
+
+// Gives every collective the index of its protocol in the plan's list.
+void index_protocols(TrainingPlan& plan) {
+  for (JobPlan& job : plan.jobs)
+    for (PlannedCollective& c : job.collectives) {
+      auto it = std::find(plan.protocols.begin(), plan.protocols.end(), c.call.protocol);
+      if (it == plan.protocols.end()) {
+        if (plan.protocols.size() >= 256)
+          throw std::logic_error("training plan: more than 256 protocols");
+        it = plan.protocols.insert(plan.protocols.end(), c.call.protocol);
+      }
+      c.protocol = static_cast<std::uint8_t>(it - plan.protocols.begin());
+    }
+}
+
 void check_job(const JobSpec& job, const std::string& where) {
   const std::size_t n = job.gpus.size();
   if (!job.model) throw InputError(where, "the job has no model");
@@ -292,6 +290,14 @@ void check_job(const JobSpec& job, const std::string& where) {
       if (!(x > 0) || !std::isfinite(x))
         throw InputError(where, "every measured 1-GPU throughput must be a positive number");
   }
+  if (job.framework.type == Framework::bytescheduler) {
+    for (const Layer& layer : job.model->layers)
+      if (layer.model_parallel)
+        throw InputError(where + "/framework", "bytescheduler with model-parallel layers (" +
+                                                   layer.name + ") is not modelled; use ddp");
+    if (job.framework.partition_parameters < 1 || job.framework.credit_parameters < 1)
+      throw InputError(where + "/framework", "partition and credit must be at least 1 parameter");
+  }
   if (compute.source == ComputeSource::layer_profile &&
       (!compute.profile || compute.profile->layers.size() != job.model->layers.size() ||
        compute.profile->batch < 1))
@@ -310,6 +316,10 @@ std::string_view to_string(Framework framework) {
     return "gradientflow";
   case Framework::none:
     return "none";
+  case Framework::mgwfbp:
+    return "mgwfbp";
+  case Framework::bytescheduler:
+    return "bytescheduler";
   }
   return "?";
 }
@@ -346,7 +356,7 @@ int TrainingPlan::local_rank(int job, int rank) const {
              : static_cast<int>(spec.gpus.size() + std::size_t(it - spec.server_gpus.begin()));
 }
 
-TrainingPlan plan_training(std::vector<JobSpec> jobs) {
+TrainingPlan plan_training(std::vector<JobSpec> jobs, const PlanOptions& options) {
   TrainingPlan plan;
   std::vector<int> owner;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -397,16 +407,27 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
       const FrameworkSpec& fw = spec.framework;
       switch (fw.type) {
       case Framework::ddp:
-        groups = by_size(model, order, e, fw.first_bucket_bytes, fw.bucket_cap_bytes);
+        groups = detail::by_size(model, order, e, fw.first_bucket_bytes, fw.bucket_cap_bytes);
         break;
       case Framework::gradientflow:
-        groups = by_size(model, order, e, fw.lazy_threshold_bytes, fw.lazy_threshold_bytes);
+        groups = detail::by_size(model, order, e, fw.lazy_threshold_bytes, fw.lazy_threshold_bytes);
         break;
       case Framework::horovod:
-        groups = by_cycle(model, order, e, job.profiles, fw);
+        groups = detail::by_cycle(
+            model, order, e, detail::ready_times(order, job.profiles, fw.accumulation_steps), fw);
+        break;
+      case Framework::mgwfbp:
+        groups = detail::by_merge(model, order, e,
+                                  detail::ready_times(order, job.profiles, fw.accumulation_steps),
+                                  detail::planning_cost(spec, where));
+        break;
+      case Framework::bytescheduler:
+        groups = detail::by_priority(
+            model, order, e, detail::ready_times(order, job.profiles, fw.accumulation_steps), fw,
+            detail::planning_cost(spec, where));
         break;
       case Framework::none:
-        groups = by_size(model, order, e, ~0ull, ~0ull);
+        groups = detail::by_size(model, order, e, ~0ull, ~0ull);
         break;
       }
     }
@@ -440,8 +461,11 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
       job.collectives.push_back(std::move(c));
     }
     job.gradient_bytes = offset;
+    if (spec.framework.type == Framework::bytescheduler && !groups.empty()) add_gates(job, model);
     if (model_parallel.first >= 0 && spec.communicate && n > 1)
       add_exchanges(job, spec, model_parallel, base, accumulation);
+    for (PlannedCollective& c : job.collectives)
+      if (c.call.algorithm == "nccl") resolve_nccl(c, spec, options, where);
     for (const PlannedCollective& c : job.collectives) {
       try {
         coll::check_call(c.call);
@@ -464,6 +488,7 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs) {
     plan.jobs.push_back(std::move(job));
   }
   plan.ranks = static_cast<int>(owner.size());
+  index_protocols(plan);
   return plan;
 }
 

@@ -117,12 +117,14 @@ models::MeasuredCompute parse_compute(const JsonValue& value, const models::JobS
 models::FrameworkSpec parse_framework(const JsonValue& value) {
   models::FrameworkSpec fw;
   JsonObject object = value.object();
-  const std::string type = object.required("type").choice(
-      std::vector<std::string>{"ddp", "horovod", "gradientflow", "none"});
-  fw.type = type == "ddp"            ? models::Framework::ddp
-            : type == "horovod"      ? models::Framework::horovod
-            : type == "gradientflow" ? models::Framework::gradientflow
-                                     : models::Framework::none;
+  const std::string type = object.required("type").choice(std::vector<std::string>{
+      "ddp", "horovod", "gradientflow", "none", "mgwfbp", "bytescheduler"});
+  fw.type = type == "ddp"             ? models::Framework::ddp
+            : type == "horovod"       ? models::Framework::horovod
+            : type == "gradientflow"  ? models::Framework::gradientflow
+            : type == "mgwfbp"        ? models::Framework::mgwfbp
+            : type == "bytescheduler" ? models::Framework::bytescheduler
+                                      : models::Framework::none;
   constexpr std::uint64_t kMax = 1ull << 40;
   auto only = [&](const char* key, models::Framework framework) {
     auto v = object.optional(key);
@@ -135,20 +137,59 @@ models::FrameworkSpec parse_framework(const JsonValue& value) {
   if (auto v = only("first_bucket", models::Framework::ddp))
     fw.first_bucket_bytes = v->bytes(1, kMax);
   if (auto v = only("fusion_threshold", models::Framework::horovod))
-    fw.fusion_threshold_bytes = v->bytes(1, kMax);
+    fw.fusion_threshold_bytes = v->bytes(0, kMax); // 0: fusion off (per tensor)
   if (auto v = only("cycle_time_ms", models::Framework::horovod))
     fw.cycle_time = static_cast<Picoseconds>(v->positive_number(1e4) * 1e9);
   if (auto v = only("lazy_threshold", models::Framework::gradientflow))
     fw.lazy_threshold_bytes = v->bytes(1, kMax);
+  // The all-reduce cost model that MG-WFBP and ByteScheduler plan with.
+  auto planned = [&](const char* key) {
+    auto v = object.optional(key);
+    if (v && fw.type != models::Framework::mgwfbp && fw.type != models::Framework::bytescheduler)
+      v->fail(std::string(key) + " applies to frameworks \"mgwfbp\" and \"bytescheduler\", not \"" +
+              type + "\"");
+    return v;
+  };
+  if (auto v = only("partition_parameters", models::Framework::bytescheduler))
+    fw.partition_parameters = static_cast<std::uint64_t>(v->integer(1, INT64_MAX));
+  if (auto v = only("credit_parameters", models::Framework::bytescheduler))
+    fw.credit_parameters = static_cast<std::uint64_t>(v->integer(1, INT64_MAX));
+  auto startup = planned("startup_us");
+  auto bandwidth = planned("bandwidth_gbps");
+  if (startup.has_value() != bandwidth.has_value())
+    (startup ? *startup : *bandwidth)
+        .fail("give both \"startup_us\" and \"bandwidth_gbps\" (the all-reduce cost a + M/b), "
+              "or neither (NCCL's model of the all-reduce)");
+  if (startup) {
+    fw.startup = static_cast<Picoseconds>(startup->number(0, 1e9) * kPsPerUs);
+    fw.bytes_per_second = bandwidth->positive_number(1e6) * 1e9 / 8;
+  }
   if (auto v = object.optional("accumulation_steps"))
     fw.accumulation_steps = static_cast<int>(v->integer(1, 1 << 16));
   object.finish();
   return fw;
 }
 
-models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vector<int>& used,
-                          int& next_free, const std::filesystem::path& base_dir,
-                          const std::string& default_name) {
+// NCCL's view of the job's GPUs, for algorithm "nccl" (the default on NVIDIA GPUs). The job is
+// described as the first of the cluster's GPUs, as many as it has (NCCL sees one communicator of
+// that size; jobs placed elsewhere on a mixed cluster are approximated).
+std::shared_ptr<const models::NcclTuner> nccl_of_job(const topo::ClusterSpec& cluster,
+                                                     const models::JobSpec& job) {
+  return std::make_shared<const models::NcclTuner>(
+      models::describe_nccl(cluster, static_cast<int>(job.gpus.size())));
+}
+
+// Whether NCCL would run this job's all-reduces: every GPU is an NVIDIA one NCCL supports
+// (compute capability 6.0 or later, as the collective workload decides).
+bool nccl_runs_on(const ClusterGpus& gpus, const models::JobSpec& job) {
+  for (int r : job.gpus)
+    if (models::compute_capability(gpus.model[std::size_t(r)]) < 60) return false;
+  return true;
+}
+
+models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
+                          const topo::ClusterSpec& cluster, std::vector<int>& used, int& next_free,
+                          const std::filesystem::path& base_dir, const std::string& default_name) {
   models::JobSpec job;
   job.name = default_name;
   if (auto v = object.optional("name")) job.name = v->non_empty_string();
@@ -251,6 +292,19 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus, std::vect
     job.params.servers = static_cast<int>(v->integer(1, 1 << 20));
     implies(*v, {"parameter_server"});
   }
+  // NCCL's own choice by default on NVIDIA GPUs, unless the job names an algorithm, its params
+  // or a choice that implies one (then the job runs what it names).
+  const bool named = algorithm || object.has("params") || job.algorithm != "ring";
+  if (!named && job.communicate && job.gpus.size() > 1 && nccl_runs_on(gpus, job)) {
+    try {
+      job.nccl = nccl_of_job(cluster, job);
+      job.algorithm = "nccl";
+    } catch (const InputError&) {
+      job.nccl = nullptr; // a cluster NCCL's model cannot describe keeps the ring
+    }
+  } else if (job.algorithm == "nccl") {
+    job.nccl = nccl_of_job(cluster, job); // named: what NCCL's model rejects is an error
+  }
   if (job.params.dedicated_servers) { // servers on the next free GPUs, after the workers
     const int servers = std::max(1, job.params.servers);
     for (int s = 0; s < servers; ++s) {
@@ -276,6 +330,13 @@ TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& c
   std::vector<int> used(gpus.model.size(), 0);
   int next_free = 0;
   if (auto v = workload.optional("epochs")) training.epochs = v->positive_number(1e6);
+  if (auto v = workload.optional("iterations")) {
+    if (v->raw().is_string()) {
+      if (v->choice(std::vector<std::string>{"auto"}) == "auto") training.iterations = 0;
+    } else {
+      training.iterations = static_cast<int>(v->integer(1, 64));
+    }
+  }
   if (auto v = workload.optional("dataset_samples"))
     training.dataset_samples = static_cast<std::uint64_t>(v->integer(1, INT64_MAX));
   if (auto jobs = workload.optional("jobs")) {
@@ -286,11 +347,11 @@ TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& c
     for (std::size_t j = 0; j < list.size(); ++j) {
       JsonObject job = list[j].object();
       training.jobs.push_back(
-          parse_job(job, gpus, used, next_free, base_dir, "job" + std::to_string(j)));
+          parse_job(job, gpus, cluster, used, next_free, base_dir, "job" + std::to_string(j)));
       job.finish();
     }
   } else {
-    training.jobs.push_back(parse_job(workload, gpus, used, next_free, base_dir, "job0"));
+    training.jobs.push_back(parse_job(workload, gpus, cluster, used, next_free, base_dir, "job0"));
   }
   // Plan once now so that what the collectives cannot do is an error at load time.
   (void)models::plan_training(training.jobs);

@@ -618,10 +618,12 @@ private:
 
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options) {
-  if (options.try_dependency_order)
+  if (options.try_dependency_order) {
     if (std::optional<CollectiveTiming> timing =
             simulate_dependency_order(topology, router, schedule, options))
       return *std::move(timing);
+    if (options.on_restart) options.on_restart(); // it may have handed steps over already
+  }
   return AnalyticRun(topology, router, schedule, options).run();
 }
 

@@ -557,6 +557,7 @@ std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& 
     const std::uint8_t more = attempt.classes_to_share();
     if ((shared_classes | more) == shared_classes) return std::nullopt;
     shared_classes |= more;
+    if (options.on_restart) options.on_restart(); // the attempt may have handed steps over
   }
 }
 

@@ -36,8 +36,9 @@ sim::EngineResult simulate_training(const Scenario& scenario) {
   topo::Router router(topology);
   sim::CommonOptions options;
   options.seed = scenario.seed;
-  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs}, topology, router,
-                       scenario.engine, options);
+  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs,
+                                              scenario.workload.training.iterations},
+                       topology, router, scenario.engine, options);
 }
 
 plan::PointMetrics evaluate_point(const Scenario& scenario) {

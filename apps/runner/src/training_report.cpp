@@ -31,8 +31,10 @@ std::string describe_framework(const models::FrameworkSpec& fw) {
             format_bytes(fw.bucket_cap_bytes) + ")";
     break;
   case models::Framework::horovod:
-    text += " (fusion " + format_bytes(fw.fusion_threshold_bytes) + ", cycle " +
-            format_fixed(ps_to_seconds(fw.cycle_time) * 1e3, 2) + " ms)";
+    text += " (fusion " +
+            (fw.fusion_threshold_bytes == 0 ? std::string("off")
+                                            : format_bytes(fw.fusion_threshold_bytes)) +
+            ", cycle " + format_fixed(ps_to_seconds(fw.cycle_time) * 1e3, 2) + " ms)";
     break;
   case models::Framework::gradientflow:
     text += " (lazy threshold " + format_bytes(fw.lazy_threshold_bytes) + ")";
@@ -40,6 +42,20 @@ std::string describe_framework(const models::FrameworkSpec& fw) {
   case models::Framework::none:
     text += " (all-reduce after backward)";
     break;
+  case models::Framework::mgwfbp:
+  case models::Framework::bytescheduler: {
+    const std::string cost =
+        fw.bytes_per_second > 0
+            ? "a = " + format_fixed(ps_to_seconds(fw.startup) * 1e6, 1) +
+                  " us, b = " + format_fixed(fw.bytes_per_second * 8 / 1e9, 1) + " Gb/s"
+            : "NCCL's all-reduce model";
+    text += fw.type == models::Framework::mgwfbp
+                ? " (merge rule with " + cost + ")"
+                : " (partitions of " + std::to_string(fw.partition_parameters) +
+                      " parameters, credit " + std::to_string(fw.credit_parameters) + ", " + cost +
+                      ")";
+    break;
+  }
   }
   if (fw.accumulation_steps > 1)
     text += ", " + std::to_string(fw.accumulation_steps) + " accumulation steps";
@@ -120,6 +136,9 @@ Json to_json(const Scenario& scenario, const std::string& label,
                 {"gradient_bytes", it.gradient_bytes},
                 {"samples_per_iteration", it.samples},
                 {"iteration_s", ps_to_seconds(it.time)},
+                {"first_iteration_s",
+                 ps_to_seconds(it.iteration_times.empty() ? it.time : it.iteration_times.front())},
+                {"iterations_simulated", it.iteration_times.size()},
                 {"compute_s", ps_to_seconds(it.max_compute)},
                 {"communication_s", ps_to_seconds(it.max_communication)},
                 {"exposed_s", ps_to_seconds(it.max_exposed)},
@@ -128,6 +147,7 @@ Json to_json(const Scenario& scenario, const std::string& label,
                 {"single_gpu_samples_per_second", it.single_gpu_samples_per_second},
                 {"scaling_efficiency", it.scaling_efficiency},
                 {"per_gpu", gpus}};
+    if (!it.nccl_choices.empty()) job["nccl_choices"] = it.nccl_choices;
     if (spec.compute.source != models::ComputeSource::roofline) {
       job["compute_source"] = models::to_string(spec.compute.source);
       job["compute_source_detail"] = models::describe(spec.compute, *spec.model);
@@ -163,6 +183,10 @@ void print_jobs(const Scenario& scenario, const std::string& label,
     out << "# " << it.name << ": " << describe_job(training.jobs[j]) << "\n";
     out << "#   " << it.collectives << " collectives, " << format_bytes(it.gradient_bytes)
         << " of gradients per GPU, " << it.samples << " samples per iteration\n";
+    if (!it.nccl_choices.empty()) out << "#   NCCL's choices: " << it.nccl_choices << "\n";
+    if (it.iteration_times.size() > 1)
+      out << "#   " << it.iteration_times.size() << " iterations simulated: the first "
+          << ms(it.iteration_times.front()) << " ms, steady state " << ms(it.time) << " ms\n";
     if (training.dataset_samples > 0)
       out << "#   time to train " << format_fixed(training.epochs, 2) << " epochs of "
           << training.dataset_samples << " samples: "
@@ -179,8 +203,9 @@ RunReport training_report(const Scenario& scenario, const std::string& label,
   topo::Router router(topology);
   if (settings.begin) settings.begin("training iteration", sim::progress_unit(scenario.engine));
   sim::EngineResult result =
-      sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs}, topology, router,
-                    scenario.engine, common_options(scenario, settings));
+      sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs,
+                                           scenario.workload.training.iterations},
+                    topology, router, scenario.engine, common_options(scenario, settings));
   const bool go_on = !settings.end || settings.end();
   RunReport report;
   if (!result.complete || !go_on) report.incomplete = "while simulating the training iteration";

@@ -6,6 +6,7 @@
 #include "ddlsim/sim/auto_select.hpp"
 #include "schedule_run.hpp"
 
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -66,20 +67,47 @@ void use_gpu_preset_rates(const std::vector<models::JobSpec>& jobs, EngineSpec& 
   spec.copy_bytes_per_second = first.memory_efficiency * first.memory_bytes_per_second / 2;
 }
 
+EngineResult simulate_iterations(const TrainingIteration& iteration, int iterations,
+                                 const topo::Topology& topology, topo::Router& router,
+                                 const EngineSpec& spec, const CommonOptions& options) {
+  models::PlanOptions plan_options;
+  plan_options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+  models::TrainingPlan planned = models::plan_training(iteration.jobs, plan_options);
+  planned.launch_overhead = spec.launch_overhead; // a step before each collective
+  planned.iterations = iterations;
+  const auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
+  // The metrics take each step as it is timed; the records themselves only on request.
+  models::IterationRecorder steps(plan->ranks);
+  EngineResult result = run_schedule(
+      models::iteration_schedule(plan), topology, router, spec, options,
+      [&steps](const StepRecord& r) { steps.add(r.rank, r.channel, r.start, r.end); },
+      [&steps] { steps.clear(); });
+  if (result.complete) result.jobs = models::summarize_iteration(*plan, steps);
+  return result;
+}
+
+// Whether every job's last two iterations agree within kSettleTolerance.
+bool settled(const EngineResult& result) {
+  for (const models::JobIteration& job : result.jobs) {
+    const std::vector<Picoseconds>& t = job.iteration_times;
+    if (t.size() < 2) return false;
+    const double last = static_cast<double>(t.back()),
+                 before = static_cast<double>(t[t.size() - 2]);
+    if (std::abs(last - before) > kSettleTolerance * last) return false;
+  }
+  return true;
+}
+
 EngineResult simulate_training(const TrainingIteration& iteration, const topo::Topology& topology,
                                topo::Router& router, EngineSpec spec,
                                const CommonOptions& options) {
-  models::TrainingPlan planned = models::plan_training(iteration.jobs);
-  planned.launch_overhead = spec.launch_overhead; // a step before each collective
-  const auto plan = std::make_shared<const models::TrainingPlan>(std::move(planned));
   use_gpu_preset_rates(iteration.jobs, spec);
-  // The metrics take each step as it is timed; the records themselves only on request.
-  models::IterationRecorder steps(plan->ranks);
+  if (iteration.iterations > 0)
+    return simulate_iterations(iteration, iteration.iterations, topology, router, spec, options);
   EngineResult result =
-      run_schedule(models::iteration_schedule(plan), topology, router, spec, options,
-                   [&steps](const StepRecord& r) { steps.add(r.rank, r.channel, r.start, r.end); });
-  if (result.complete) result.jobs = models::summarize_iteration(*plan, steps);
-  return result;
+      simulate_iterations(iteration, kSettleIterations, topology, router, spec, options);
+  if (!result.complete || settled(result)) return result;
+  return simulate_iterations(iteration, kMaxIterations, topology, router, spec, options);
 }
 
 } // namespace

@@ -70,10 +70,12 @@ struct ScheduleRun {
   const EngineSpec& spec;
   const CommonOptions& common;
   const StepSink& on_step;
+  const std::function<void()>& on_restart;
 
   EngineResult operator()(const AnalyticEngineSpec&) const {
     auto options = shared_options<AnalyticOptions>(spec, common, common.record_steps);
     options.on_step = on_step;
+    options.on_restart = on_restart;
     return common_result(simulate_analytic(topology, router, schedule, options));
   }
 
@@ -111,8 +113,10 @@ AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& op
 
 EngineResult run_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                           topo::Router& router, const EngineSpec& spec,
-                          const CommonOptions& options, const StepSink& on_step) {
-  return std::visit(ScheduleRun{schedule, topology, router, spec, options, on_step}, spec.kind);
+                          const CommonOptions& options, const StepSink& on_step,
+                          const std::function<void()>& on_restart) {
+  return std::visit(ScheduleRun{schedule, topology, router, spec, options, on_step, on_restart},
+                    spec.kind);
 }
 
 } // namespace ddlsim::sim

@@ -21,6 +21,7 @@ AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& op
 // `jobs`.
 EngineResult run_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                           topo::Router& router, const EngineSpec& spec,
-                          const CommonOptions& options, const StepSink& on_step = {});
+                          const CommonOptions& options, const StepSink& on_step = {},
+                          const std::function<void()>& on_restart = {});
 
 } // namespace ddlsim::sim

@@ -34,8 +34,9 @@ sim::EngineResult run_training(const Scenario& scenario, const sim::EngineSpec& 
                                const sim::CommonOptions& options = {}) {
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
-  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs}, topology, router,
-                       spec, options);
+  return sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs,
+                                              scenario.workload.training.iterations},
+                       topology, router, spec, options);
 }
 
 } // namespace
@@ -126,7 +127,11 @@ TEST_CASE("a training iteration runs on every engine through the same entry") {
     const sim::EngineResult result = run_training(scenario, spec_of(kind));
     REQUIRE(result.complete);
     REQUIRE(result.jobs.size() == 1);
-    CHECK(result.jobs[0].time == result.time);
+    // The run is the iterations back to back; the job's time is the last (steady) one.
+    Picoseconds iterations = 0;
+    for (Picoseconds t : result.jobs[0].iteration_times) iterations += t;
+    CHECK(iterations == result.time);
+    CHECK(result.jobs[0].time == result.jobs[0].iteration_times.back());
     CHECK(result.jobs[0].max_communication > 0);
     CHECK(result.steps_recorded.empty()); // not asked for
     if (analytic_time == 0) analytic_time = result.time;

@@ -2,6 +2,9 @@
 // (non-overlapped) communication and idle time; per job, the iteration time, samples/s, scaling
 // efficiency against the same GPUs each training alone, and the time to train E epochs.
 //
+// With several iterations simulated, the figures are those of the last one, in the window from
+// the previous iteration's end (the job's latest optimizer step end) to its own; with one, the
+// window starts at 0.
 // Definitions (per GPU r of a job whose iteration took T, the latest step end over its GPUs):
 //   compute       sum of r's compute steps (channel 0, positive duration)
 //   communication the time at least one communication step of r is in flight (union of the
@@ -30,10 +33,15 @@ public:
   explicit IterationRecorder(int ranks);
   // Steps may come in any order (fastest in about increasing `end` order).
   void add(int rank, int channel, Picoseconds start, Picoseconds end);
+  // Forgets every step (an engine that starts the evaluation over hands them again).
+  void clear();
 
   struct Intervals {
     std::vector<std::pair<Picoseconds, Picoseconds>> compute, communication;
     Picoseconds end = 0; // the rank's last step end
+    // The end of every compute-stream step (markers included): the stream is one chain, so
+    // sorted they are in program order and name the iterations' ends.
+    std::vector<Picoseconds> compute_ends;
   };
   const std::vector<Intervals>& ranks() const { return ranks_; }
 
@@ -51,13 +59,21 @@ struct GpuIteration {
 
 struct JobIteration {
   std::string name;
-  Picoseconds time = 0; // one iteration
-  int samples = 0;      // per iteration, all GPUs
+  // One iteration in steady state: the last of the iterations simulated (the figures below are
+  // of it, in the window between the previous iteration's end and its own).
+  Picoseconds time = 0;
+  // Every simulated iteration's time: the first from an idle start, each next one from the end
+  // of the one before (the latest optimizer step end over the job's GPUs).
+  std::vector<Picoseconds> iteration_times;
+  int samples = 0; // per iteration, all GPUs
   double samples_per_second = 0;
   double single_gpu_samples_per_second = 0; // sum over GPUs of each alone
   double scaling_efficiency = 0;
   int collectives = 0;
   std::uint64_t gradient_bytes = 0; // per GPU per iteration, as all-reduced
+  // NCCL's choices for the buckets (algorithm "nccl"), "3 x ring/LL128, 8 channels; ...", in
+  // order of first use; empty otherwise.
+  std::string nccl_choices;
   std::vector<GpuIteration> gpus;
   // The largest per-GPU values (the GPU that limits the step).
   Picoseconds max_compute = 0, max_communication = 0, max_exposed = 0, max_idle = 0;

@@ -17,6 +17,21 @@
 //  gradientflow: lazy all-reduce (Sun et al. 2019): ready gradients accumulate in a pool that is
 //                all-reduced once it holds at least lazy_threshold_bytes.
 //  none:         no overlap: one all-reduce of every gradient after the whole backward pass.
+//  mgwfbp:       MG-WFBP (Shi, Chu and Li, INFOCOM 2019): layer by layer in backward order, a
+//                layer's gradient is merged into the next layer's all-reduce when that layer's
+//                gradient is ready before this one's all-reduce would end and either this
+//                all-reduce could not have started yet or the wait for the next gradient is
+//                shorter than the startup time a it saves (all-reduce time a + M / b); each
+//                merged group is all-reduced once its last gradient is ready.
+//  bytescheduler: ByteScheduler (Peng et al., SOSP 2019) over all-reduce: every gradient is cut
+//                into partitions of at most partition_parameters; a partition is posted once its
+//                layer's gradient is ready, the highest-priority ready one first (the layer
+//                nearest the input), as long as the posted and unfinished partitions hold at most
+//                credit_parameters (or none is posted); once a layer's partitions are all-reduced
+//                its parameters are updated (the optimizer's share of that layer), and the next
+//                iteration's forward pass of that layer waits for that alone, not for the whole
+//                model (ByteScheduler's forward pre-hooks). The order is planned with the
+//                all-reduce cost model (as MG-WFBP's); the engine times it.
 // accumulation_steps k > 1 runs k forward+backward passes, communicating only in the last (DDP's
 // no_sync for the first k-1), so the samples of one iteration are k x batch per GPU.
 // Model-parallel layers (consecutive, followed by at least one data-parallel layer, as DLRM's
@@ -31,6 +46,7 @@
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/models/gpu.hpp"
 #include "ddlsim/models/measured_compute.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/models/zoo.hpp"
 
 #include <memory>
@@ -39,7 +55,7 @@
 
 namespace ddlsim::models {
 
-enum class Framework : std::uint8_t { ddp, horovod, gradientflow, none };
+enum class Framework : std::uint8_t { ddp, horovod, gradientflow, none, mgwfbp, bytescheduler };
 enum class Compression : std::uint8_t { none, topk, coarse };
 std::string_view to_string(Framework framework);
 std::string_view to_string(Compression compression);
@@ -51,6 +67,16 @@ struct FrameworkSpec {
   std::uint64_t fusion_threshold_bytes = 64ull << 20; // horovod (HOROVOD_FUSION_THRESHOLD)
   Picoseconds cycle_time = 1 * 1'000'000'000;         // horovod: 1 ms (HOROVOD_CYCLE_TIME default)
   std::uint64_t lazy_threshold_bytes = 32ull << 20;   // gradientflow
+  // mgwfbp, bytescheduler: the all-reduce cost a + M / b that the merge rule and the priority
+  // queue plan with (MG-WFBP fits it by benchmarking the cluster); 0 = NCCL's own model of the
+  // job's all-reduce (algorithm "nccl").
+  Picoseconds startup = 0;
+  double bytes_per_second = 0;
+  // bytescheduler: partition size and credit in parameters (BYTESCHEDULER_PARTITION and
+  // BYTESCHEDULER_CREDIT, defaults of ByteCore in bytescheduler/common/bytecore.py: 1,000,000 and
+  // 4,000,000).
+  std::uint64_t partition_parameters = 1'000'000;
+  std::uint64_t credit_parameters = 4'000'000;
   int accumulation_steps = 1;
 };
 
@@ -69,8 +95,12 @@ struct JobSpec {
   std::vector<int> batch;       // samples per iteration (per accumulation step) of each
   Precision precision = Precision::fp32;
   FrameworkSpec framework;
-  std::string algorithm = "ring"; // all-reduce generator for the gradients
-  coll::AlgorithmParams params;   // its params (channels, chunks, density, servers, ...)
+  // All-reduce generator for the gradients, or "nccl": NCCL's own choice per bucket (generator,
+  // channels, pipeline chunks, protocol and per-call overhead) from `nccl`. The scenario loader
+  // makes "nccl" the default on clusters of NVIDIA GPUs.
+  std::string algorithm = "ring";
+  std::shared_ptr<const NcclTuner> nccl; // NCCL's view of the job's GPUs (algorithm "nccl")
+  coll::AlgorithmParams params;          // its params (channels, chunks, density, servers, ...)
   Compression compression = Compression::none; // selects topk / coarse_sparse when not "auto"
   bool adasum = false;                         // reduction = adasum (recursive doubling)
   bool communicate = true; // false: compute only (the no-communication baseline)
@@ -88,6 +118,12 @@ struct PlannedCollective {
   // The compute step (channel 0) after which every rank may start it: an index into the
   // compute program of the profile, see ComputeProfile::steps.
   std::vector<std::uint32_t> ready_step; // per profile
+  // NCCL's choice for this bucket (algorithm "nccl"): the software cost of the call, paid as a
+  // step before its first transfer when no calibrated launch overhead is given, and the
+  // description ("ring/LL128, 8 channels") for reports. call.protocol is the choice's protocol.
+  Picoseconds call_overhead = 0;
+  std::string nccl_choice;
+  std::uint8_t protocol = 0; // index of call.protocol in TrainingPlan::protocols
 };
 
 // The compute program of GPUs with the same (GPU, speed, batch): its steps in order.
@@ -105,6 +141,9 @@ struct ComputeProfile {
   Picoseconds compute = 0;        // sum of the durations (optimizer included)
   int batch = 0;
   double speed = 1;
+  // bytescheduler: the optimizer's update of each layer, run before that layer's next forward
+  // pass (the optimizer step itself is then 0; `compute` still counts it).
+  std::vector<Picoseconds> layer_update;
 };
 
 struct JobPlan {
@@ -118,6 +157,10 @@ struct JobPlan {
   // in every accumulation step; exchange 2a is the forward one of step a, 2a+1 the backward one.
   std::vector<int> exchange_collective; // exchange -> index in collectives
   int samples_per_iteration = 0;        // sum of batches x accumulation steps
+  // bytescheduler: per layer, the collective after which its parameters are updated and the next
+  // iteration's forward pass of it may start (-1: none, the layer waits for nothing); empty for
+  // the other frameworks, whose next iteration waits for the optimizer step.
+  std::vector<int> gate_collective;
 };
 
 struct TrainingPlan {
@@ -126,13 +169,22 @@ struct TrainingPlan {
   // Software cost of launching each collective (a calibration's launch overhead): a compute
   // step of this length on each communication channel before the collective's first step.
   Picoseconds launch_overhead = 0;
+  // Iterations simulated back to back (each after the previous one's optimizer step).
+  int iterations = 1;
+  // The protocols the collectives use (Step::protocol indexes it): the default first.
+  std::vector<coll::Protocol> protocols{coll::Protocol{}};
   int job_of_rank(int rank) const;         // -1 when no job uses the rank
   int local_rank(int job, int rank) const; // the rank's index in the job (servers after GPUs)
 };
 
 // Plans every job. Throws InputError (where = "/workload...") when a job asks for what the
 // collectives cannot do (e.g. adasum on 6 GPUs), naming the job.
-TrainingPlan plan_training(std::vector<JobSpec> jobs);
+struct PlanOptions {
+  // Whether the engine runs switch steps (NVLS); without them NCCL's choice is made among the
+  // algorithms that need none (the flow and packet engines do not model in-switch reduction).
+  bool switch_steps = true;
+};
+TrainingPlan plan_training(std::vector<JobSpec> jobs, const PlanOptions& options = {});
 
 } // namespace ddlsim::models
 

@@ -44,6 +44,8 @@ struct TrainingWorkload {
   std::vector<models::JobSpec> jobs;
   double epochs = 1;
   std::uint64_t dataset_samples = 0; // 0: no time-to-train line
+  // Iterations simulated back to back ("iterations"); 0 ("auto"): until the time settles.
+  int iterations = 0;
 };
 
 struct WorkloadSpec {

@@ -52,6 +52,9 @@ struct AnalyticOptions {
   // or without record_steps: a training iteration's metrics need every step once, and keeping
   // them all took 1.6 GB at 1,024 GPUs.
   std::function<void(const StepRecord&)> on_step;
+  // Called when the dependency-order evaluation gave up after handing steps to on_step, before
+  // the event-driven evaluation hands them all over again: a sink that counts steps starts over.
+  std::function<void()> on_restart;
   // Try the dependency-order evaluation first (simulate_dependency_order); false = always the
   // event-driven one. Both give the same timing; tests compare them.
   bool try_dependency_order = true;

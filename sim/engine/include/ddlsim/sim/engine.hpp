@@ -37,7 +37,13 @@ namespace ddlsim::sim {
 // composed into one Schedule (models/iteration_schedule.hpp) and summarised per job and GPU.
 struct TrainingIteration {
   std::vector<models::JobSpec> jobs;
+  // Iterations simulated back to back; 0: until the iteration time settles (kSettleIterations,
+  // then kMaxIterations when the last two still differ by more than kSettleTolerance).
+  int iterations = 0;
 };
+inline constexpr int kSettleIterations = 2;
+inline constexpr int kMaxIterations = 8;
+inline constexpr double kSettleTolerance = 1e-3;
 
 // A collective call (algorithm "auto": chosen by timing the candidates on the analytic engine,
 // sim/auto_select.hpp; "nccl": NCCL's own choice per size, models/nccl_model.hpp, with
