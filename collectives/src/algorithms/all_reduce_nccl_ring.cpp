@@ -15,6 +15,10 @@
 // channel enters the node on local rank off and leaves it on local rank off-1, so with K = L
 // channels every GPU of a node is the exit of one channel and the entry of the next. Nodes may
 // differ in size (each uses its own L); one rank per node gives the plain ring r -> r+1.
+// call.node_rings, when given for nodes of L ranks, replaces "the local ranks in order" by the
+// order of ring c mod R: NCCL builds its rings only over direct links (search.cc), so on a
+// hybrid cube-mesh (DGX-1) the rings follow its NVLinks instead of crossing PCIe between GPUs 3
+// and 4; the offsets above are then positions in that order.
 //
 // Cost per channel, on its slice of n/K bytes (the ring's, Thakur, Rabenseifner & Gropp 2005,
 // sec. 4.4): 2(p-1)α + 2(n/K)(p-1)/p·β + (n/K)(p-1)/p·γ. All channels run at once; across nodes
@@ -37,36 +41,61 @@ namespace ddlsim::coll::gen {
 
 namespace {
 
-// First local rank of channel `channel` of `channels` in a node of `size` ranks.
+// First position of channel `channel` of `channels` in a node of `size` ranks.
 int entry_offset(int channel, int channels, int size) {
   return static_cast<int>((static_cast<long long>(channel) * size / channels) % size);
+}
+
+// The order in which channel `channel` visits the local ranks of a node of `size` ranks: the
+// call's node_rings (NCCL's rings over direct links, ring channel mod count) when they are for
+// nodes of this size, else the local ranks in order.
+struct NodeOrder {
+  const std::vector<int>* ring = nullptr; // null: identity
+  int local_at(int position) const {
+    return ring == nullptr ? position : (*ring)[static_cast<std::size_t>(position)];
+  }
+  int position_of(int local) const {
+    if (ring == nullptr) return local;
+    for (std::size_t i = 0; i < ring->size(); ++i)
+      if ((*ring)[i] == local) return static_cast<int>(i);
+    return local; // unreachable: check_call proved the ring a permutation
+  }
+};
+NodeOrder node_order(const CollectiveCall& call, int channel, int size) {
+  const auto& rings = call.node_rings;
+  if (rings.empty() || static_cast<int>(rings.front().size()) != size) return {};
+  return {&rings[static_cast<std::size_t>(channel) % rings.size()]};
 }
 
 // Position of `rank` on channel `channel`'s ring, and its neighbours there.
 Ring channel_ring(const CollectiveCall& call, int rank, int channel) {
   const int channels = call.params.channels;
   const NodeOf node = node_of(call, rank);
-  const int local = rank - node.first, L = node.size;
+  const int L = node.size;
+  const NodeOrder order = node_order(call, channel, L);
+  const int local = order.position_of(rank - node.first); // position in the node's order
   const int off = entry_offset(channel, channels, L);
   const int in_node = ((local - off) % L + L) % L;
   Ring ring;
   ring.size = call.ranks;
   ring.pos = node.first + in_node; // nodes are consecutive in rank order
   if (in_node < L - 1) {
-    ring.right = node.first + (local + 1) % L;
+    ring.right = node.first + order.local_at((local + 1) % L);
   } else { // leave the node: enter the next one on its entry rank
     const int next = (node.node + 1) % node.nodes;
     const int first = node_first_rank(call, next);
     const int size = node_first_rank(call, next + 1) - first;
-    ring.right = first + entry_offset(channel, channels, size);
+    ring.right =
+        first + node_order(call, channel, size).local_at(entry_offset(channel, channels, size));
   }
   if (in_node > 0) {
-    ring.left = node.first + (local - 1 + L) % L;
+    ring.left = node.first + order.local_at((local - 1 + L) % L);
   } else { // entered from the previous node's exit rank
     const int prev = (node.node + node.nodes - 1) % node.nodes;
     const int first = node_first_rank(call, prev);
     const int size = node_first_rank(call, prev + 1) - first;
-    ring.left = first + (entry_offset(channel, channels, size) + size - 1) % size;
+    ring.left = first + node_order(call, channel, size)
+                            .local_at((entry_offset(channel, channels, size) + size - 1) % size);
   }
   return ring;
 }
