@@ -159,3 +159,19 @@ TEST_CASE("nccl one node: NVLS moves fewer payload bytes per NVLink byte and pay
       static_cast<double>(r.result.time - 25'000'000) / static_cast<double>(plain.time);
   CHECK(ratio == Approx(1 / 0.85).epsilon(0.02));
 }
+
+TEST_CASE("nccl one node: node_rings that are not permutations of the local ranks are rejected") {
+  coll::CollectiveCall call;
+  call.op = coll::Op::all_reduce;
+  call.ranks = 4;
+  call.bytes = 1024;
+  call.algorithm = "nccl_ring";
+  call.node_rings = {{0, 2, 1, 3}};
+  CHECK_NOTHROW(coll::check_call(call));
+  call.node_rings = {{0, 2, 2, 3}};
+  CHECK_THAT(test_support::error_of([&] { coll::check_call(call); }),
+             Contains("node_rings") && Contains("once each"));
+  call.node_rings = {{0, 1, 2, 3}, {0, 1}};
+  CHECK_THAT(test_support::error_of([&] { coll::check_call(call); }),
+             Contains("node_rings") && Contains("same size"));
+}
