@@ -79,7 +79,9 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
   pick.generator = choice.generator;
   pick.channels = choice.channels;
   pick.chunks = models::nccl_pipeline_chunks(tuner.system(), choice, point.bytes);
-  pick.protocol = calibrated(choice.protocol);
+  // Uncalibrated, the one plain protocol is no measurement of Simple: every protocol, Simple
+  // included, runs at NCCL's own cost with its base latency, as the engine's "nccl" does.
+  pick.protocol = uncalibrated ? -1 : calibrated(choice.protocol);
   if (pick.protocol < 0) {
     pick.cost = models::nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
     if (calibration.launch_overhead == 0)

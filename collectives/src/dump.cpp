@@ -85,6 +85,7 @@ Json call_json(const CollectiveCall& call) {
             {"node_of_rank", call.node_of_rank}};
   // Only when set: dumps of calls without a protocol read as they always did.
   if (call.protocol != Protocol{}) j["protocol"] = protocol_json(call.protocol);
+  if (!call.node_rings.empty()) j["node_rings"] = call.node_rings;
   return j;
 }
 
@@ -111,6 +112,12 @@ CollectiveCall parse_call(const JsonValue& value) {
   for (const JsonValue& node : o.required("node_of_rank").array(0, std::size_t(call.ranks)))
     call.node_of_rank.push_back(int(node.integer(0, 1 << 24)));
   if (auto v = o.optional("protocol")) call.protocol = parse_protocol(*v);
+  if (auto v = o.optional("node_rings"))
+    for (const JsonValue& ring : v->array(0, 256)) {
+      std::vector<int>& locals = call.node_rings.emplace_back();
+      for (const JsonValue& local : ring.array(1, 1 << 16))
+        locals.push_back(int(local.integer(0, 1 << 16)));
+    }
   o.finish();
   return call;
 }

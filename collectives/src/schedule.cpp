@@ -18,6 +18,21 @@ StepStream empty_stream() {
   co_return;
 }
 
+void check_node_rings(const CollectiveCall& call, const std::string& where) {
+  for (const std::vector<int>& ring : call.node_rings) {
+    if (ring.empty()) throw InputError(where, "node_rings: a ring must visit at least one rank");
+    std::vector<bool> seen(ring.size(), false);
+    for (int local : ring) {
+      if (local < 0 || std::size_t(local) >= ring.size() || seen[std::size_t(local)])
+        throw InputError(where, "node_rings: each ring must visit the local ranks 0.." +
+                                    std::to_string(ring.size() - 1) + " once each");
+      seen[std::size_t(local)] = true;
+    }
+    if (ring.size() != call.node_rings.front().size())
+      throw InputError(where, "node_rings: every ring must have the same size");
+  }
+}
+
 // Holds the loaded schedule alive for as long as the stream exists.
 StepStream replay(std::shared_ptr<const MaterializedSchedule> loaded, int rank, int channel) {
   for (const Step& step :
@@ -58,6 +73,7 @@ void check_call(const CollectiveCall& call) {
   if (!call.node_of_rank.empty() && call.node_of_rank.size() != std::size_t(call.ranks))
     throw InputError(where, "node_of_rank has " + std::to_string(call.node_of_rank.size()) +
                                 " entries for " + std::to_string(call.ranks) + " ranks");
+  check_node_rings(call, where);
   check_protocol(call.protocol, where + " protocol");
 }
 

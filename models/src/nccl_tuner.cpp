@@ -437,6 +437,14 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
   out.intra_hop_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(intra) * 1e6));
   out.inter_hop_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(inter) * 1e6));
   out.reduce_in_flight = true; // NCCL's kernels reduce each chunk as it arrives
+  // NVLS moves its bytes with multimem loads and stores through the switch, which carry less
+  // payload per NVLink byte than the unicast copies NCCL's per-link rate describes: NCCL rates
+  // them at nvlsEfficiency of it (tuning.cc; 0.85 on Hopper). One node's NVLS is only switch
+  // steps, which the engines charge in wire bytes; NVLS-Tree's network hops are plain transfers
+  // and keep their bytes (its in-node efficiency is not modelled).
+  if (algorithm == NcclAlgorithm::nvls)
+    out.payload_efficiency =
+        nccl::kNvlsEfficiency[static_cast<std::size_t>(compcap_index(system.min_cc))];
   return out;
 }
 
@@ -471,8 +479,13 @@ int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std
 }
 
 Picoseconds nccl_call_overhead(NcclAlgorithm algorithm, NcclProtocol protocol) {
-  const float us =
-      nccl::kBaseLatencies[static_cast<std::size_t>(algorithm)][static_cast<std::size_t>(protocol)];
+  const auto a = static_cast<std::size_t>(algorithm);
+  const auto p = static_cast<std::size_t>(protocol);
+  float us = nccl::kBaseLatencies[a][p];
+  // tuning.cc: latencies[NVLS] = intraLat; latencies[NVLS_TREE] = base + intraLat + the
+  // inter-node hops (which the inter-node transfers charge themselves).
+  if (algorithm == NcclAlgorithm::nvls || algorithm == NcclAlgorithm::nvls_tree)
+    us += nccl::kHwLatencies[nccl::kHwNvlink][a][p];
   return static_cast<Picoseconds>(std::llround(static_cast<double>(us) * 1e6));
 }
 

@@ -1,5 +1,6 @@
 #include "ddlsim/sim/analytic_engine.hpp"
 
+#include "analytic_switch_groups.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
@@ -7,9 +8,6 @@
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "peer_fifo.hpp"
 #include "program_state.hpp"
-#include "switch_routes.hpp"
-
-#include "ddlsim/collectives/switch_groups.hpp"
 
 #include <array>
 #include <limits>
@@ -40,7 +38,7 @@ struct alignas(64) Transfer {
   std::uint64_t bytes; // on the wire (ProtocolCost::wire_bytes)
   const topo::Path* path;
   std::uint64_t recv_bytes;
-  std::int32_t recv_rank; // for a switch step: its group's slot in switch_members_
+  std::int32_t recv_rank; // for a switch step: its group's slot (AnalyticSwitchGroups)
   bool recv_reduce;
   std::uint8_t protocol; // the call's (Step::protocol)
   bool group; // a switch step's group: its members complete together (rule 4 of step.hpp)
@@ -383,9 +381,8 @@ private:
     return id;
   }
 
-  // Rule 4 of step.hpp: a switch step waits for the rest of its group; the complete group is
-  // one flow over the links SwitchRoutes gives (each member's leg to the switch and the
-  // switch's legs out), no GPU reduction (the switch adds in flight).
+  // Rule 4 of step.hpp: a switch step waits for the rest of its group (AnalyticSwitchGroups);
+  // the complete group is one transfer over its route, owned by the group's owner.
   void begin_switch(const PendingStep& pending, std::uint32_t p, std::uint32_t index) {
     coll::Step step;
     step.kind = pending.kind;
@@ -393,49 +390,24 @@ private:
     step.channel = channel_of(p);
     step.bytes = pending.bytes;
     step.param = overflow_[p].pending_group;
-    std::string problem;
-    auto instance = groups_.post(rank_of(p), step, StepRef{p, index}, problem);
-    if (!problem.empty())
-      throw std::logic_error("rank " + std::to_string(rank_of(p)) + " channel " +
-                             std::to_string(channel_of(p)) + " step " + std::to_string(index) +
-                             ": " + problem);
-    if (!instance) return;
-    std::vector<std::int32_t> ranks;
-    std::vector<StepRef> refs;
-    StepRef owner{};
-    for (const auto& member : instance->members) {
-      ranks.push_back(member.rank);
-      refs.push_back(member.posted);
-      if (member.rank == instance->owner) owner = member.posted;
-    }
-    const detail::SwitchRoute& route =
-        switch_routes_.route(instance->kind, instance->owner, channel_of(p), ranks);
-    std::uint32_t slot;
-    if (free_groups_.empty()) {
-      slot = static_cast<std::uint32_t>(switch_members_.size());
-      switch_members_.emplace_back();
-    } else {
-      slot = free_groups_.back();
-      free_groups_.pop_back();
-    }
-    switch_members_[slot] = std::move(refs);
+    const auto group = switch_groups_.post(rank_of(p), step, StepRef{p, index}, index);
+    if (!group) return;
+    const std::uint8_t protocol = programs_[p].pending_protocol;
     const std::uint32_t id = new_transfer();
     Transfer& transfer = transfers_[id];
-    transfer.send = owner;
-    transfer.recv = owner;
-    transfer.bytes = instance->bytes;
-    transfer.path = &route.links;
-    transfer.recv_bytes = instance->bytes;
-    transfer.recv_rank = static_cast<std::int32_t>(slot);
+    transfer.send = group->owner;
+    transfer.recv = group->owner;
+    // Multimem traffic puts the protocol's wire bytes on the links (NVLS's efficiency).
+    transfer.bytes = protocols_[protocol].wire_bytes(group->bytes);
+    transfer.path = &group->route->links;
+    transfer.recv_bytes = group->bytes;
+    transfer.recv_rank = static_cast<std::int32_t>(group->slot);
     transfer.recv_reduce = false;
-    transfer.protocol = programs_[p].pending_protocol; // NVLS runs Simple: bytes as they are
+    transfer.protocol = protocol;
     transfer.group = true;
     ++result_.transfers;
-    // What the GPUs put on the wire: every member's contribution, or the owner's data once.
-    result_.bytes_sent += instance->kind == StepKind::switch_reduce
-                              ? instance->bytes * instance->members.size()
-                              : instance->bytes;
-    schedule(now_ + options_.per_step_overhead + route.latency,
+    result_.bytes_sent += group->bytes_sent;
+    schedule(now_ + options_.per_step_overhead + group->route->latency,
              Event{EventKind::latency_done, id, 0});
   }
 
@@ -446,8 +418,9 @@ private:
     if (sender.path_peer != receiver) choose_path(send.program, sender, receiver);
     const topo::Path& path = *sender.path;
     const ProtocolCost& cost = protocols_[protocol];
-    const Picoseconds latency = options_.per_step_overhead + sender.path_latency +
-                                cost.hop_latency(sender.path_crosses_network);
+    const Picoseconds latency =
+        options_.per_step_overhead + sender.path_latency +
+        cost.latency_beyond_path(sender.path_crosses_network, sender.path_latency);
     const std::uint32_t id = new_transfer();
     Transfer& transfer = transfers_[id];
     transfer.send = send;
@@ -485,10 +458,9 @@ private:
     const Transfer transfer = transfers_[id];
     free_transfers_.push_back(id);
     if (transfer.group) [[unlikely]] {
-      const auto slot = static_cast<std::size_t>(transfer.recv_rank);
-      const std::vector<StepRef> members = std::move(switch_members_[slot]);
-      free_groups_.push_back(static_cast<std::uint32_t>(slot));
-      for (const StepRef& member : members) complete(member);
+      for (const StepRef& member :
+           switch_groups_.release(static_cast<std::uint32_t>(transfer.recv_rank)))
+        complete(member);
       return;
     }
     complete(transfer.recv);
@@ -598,12 +570,9 @@ private:
   std::vector<Transfer> transfers_;
   std::vector<std::uint32_t> free_transfers_;
   std::vector<std::uint64_t> overlapped_; // scratch for start_bytes
-  // Rule 4: switch steps waiting for their group, the links each group loads, and the members
-  // of each group in flight (indexed by Transfer::recv_rank).
-  coll::SwitchGroups<StepRef> groups_;
-  detail::SwitchRoutes switch_routes_{topology_, router_, options_.seed};
-  std::vector<std::vector<StepRef>> switch_members_;
-  std::vector<std::uint32_t> free_groups_;
+  // Rule 4: switch steps waiting for their group and the groups in flight (by
+  // Transfer::recv_rank).
+  detail::AnalyticSwitchGroups<StepRef> switch_groups_{topology_, router_, options_.seed};
   detail::ProgramNumbering numbering_;
   Picoseconds now_ = 0;
   Picoseconds last_completion_ = 0;

@@ -316,7 +316,7 @@ private:
         (sender.path_classes & (1u << static_cast<unsigned>(topo::LinkClass::nic))) != 0;
     const Picoseconds bytes_start = std::max(send_start, receive.start) +
                                     options_.per_step_overhead + sender.path_latency +
-                                    cost.hop_latency(crosses_network);
+                                    cost.latency_beyond_path(crosses_network, sender.path_latency);
     const std::uint64_t wire_bytes = cost.wire_bytes(send_bytes);
     Picoseconds arrived = bytes_start;
     const bool placed = wire_bytes > 0 && !sender.path->empty();

@@ -10,7 +10,9 @@
 // and its latency is the slowest uplink plus the slowest downlink.
 //
 // What it does not model: a reduction rate of the switch below its link rate, the NVSwitch's
-// internal crossbar, and the GPU-side copies into and out of NCCL's NVLS buffers.
+// internal crossbar, and the GPU-side copies into and out of NCCL's NVLS buffers. The step's
+// payload efficiency (NCCL's nvlsEfficiency for multimem traffic) is the call protocol's: the
+// analytic engine puts its wire bytes on these links.
 #pragma once
 
 #include "ddlsim/collectives/step.hpp"

@@ -123,11 +123,14 @@ check "an unknown protocol is an error (exit 2)" \
   expect_error 2 "unknown protocol" calibrate "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" \
   --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --protocols simple,fast -o "$work/x.json"
 
-# On the spec-only V100 corpus scenario the fit needs NVLink and PCIe above their nominal rates
-# (ddlsim's ring crosses PCIe where NCCL's rings stay on NVLink): --strict refuses to write it.
+# A scenario that says the V100s' NVLinks are a tenth of their rate (20 Gb/s per link): the fit
+# needs NVLink far above that nominal rate, so --strict refuses to write it.
+sed 's/"gpu_model": "V100-SXM2-16GB"}/"gpu_model": "V100-SXM2-16GB", "nvlink_bandwidth_gbps": 20}/' \
+  "$source_dir/scenarios/corpus/v100-sxm2-8gpu-1node-hybrid-cube-mesh.json" >"$work/slow-nvlink.json"
 check "--strict: a fit that needs an impossible efficiency is an error, no file (exit 2)" bash -c "
+  grep -q '\"nvlink_bandwidth_gbps\": 20' '$work/slow-nvlink.json' &&
   ! '$ddlsim' calibrate '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' --max-iterations 10 \
-    --scenario '$source_dir/scenarios/corpus/v100-sxm2-8gpu-1node-hybrid-cube-mesh.json' \
+    --scenario '$work/slow-nvlink.json' \
     --strict -o '$work/strict.json' >'$work/strict.out' 2>&1 &&
   grep -q 'error: --strict: model mismatch: .*efficiency = .*an efficiency above 1' '$work/strict.out' &&
   [[ ! -e '$work/strict.json' ]]"

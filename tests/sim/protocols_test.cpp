@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <optional>
 
 using namespace ddlsim;
@@ -79,28 +81,66 @@ TEST_CASE("protocols: wire bytes round up per transfer") {
   check_equal(both(star(2), schedule), kAlpha + 5 * kBeta);
 }
 
-TEST_CASE("protocols: hop latency is added per transfer, by whether it crosses the network") {
+TEST_CASE("protocols: a transfer's latency is max(hop, path), the hop by where its path goes") {
+  // NCCL's per-hop latencies (tuning.cc hwLatencies) are the whole time of a step over that
+  // hardware, the wire included: a transfer takes max(hop, path latency), not their sum. The
+  // star's path latency is kAlpha = 1 us.
   coll::Protocol protocol;
-  protocol.intra_hop_ps = 700'000;
-  protocol.inter_hop_ps = 3'000'000;
+  protocol.intra_hop_ps = 700'000;   // below the path: hidden
+  protocol.inter_hop_ps = 3'000'000; // above it: replaces it
   for (int p : {2, 4, 8}) {
     const double n = 4096.0 * p;
     const auto bytes = static_cast<std::uint64_t>(n);
     INFO("p = " << p);
     const double rest = 2 * n * (p - 1) / p * kBeta + n * (p - 1) / p * kGamma;
     // One GPU per node: every transfer crosses a NIC.
-    check_equal(ring(p, bytes, protocol, star(p)), 2 * (p - 1) * (kAlpha + 3'000'000) + rest);
+    check_equal(ring(p, bytes, protocol, star(p)), 2 * (p - 1) * 3'000'000.0 + rest);
     // One node, GPUs on an NVSwitch: every transfer stays inside.
-    check_equal(ring(p, bytes, protocol, test::one_node(p)),
-                2 * (p - 1) * (kAlpha + 700'000) + rest);
+    check_equal(ring(p, bytes, protocol, test::one_node(p)), 2 * (p - 1) * kAlpha + rest);
+    coll::Protocol slow_intra = protocol;
+    slow_intra.intra_hop_ps = 1'600'000;
+    check_equal(ring(p, bytes, slow_intra, test::one_node(p)), 2 * (p - 1) * 1'600'000.0 + rest);
   }
   // Two nodes of eight GPUs: each of the ring's 30 steps has NVLink and network transfers. Every
-  // chain of dependent transfers has 30 of them, each slower by one of the two hop latencies.
+  // chain of dependent transfers has 30 of them, none slower than the inter-node hop.
   const topo::Topology two = test::two_dgx();
   const double with = ring(16, 16 * 4096, protocol, two);
   const double without = ring(16, 16 * 4096, {}, two);
-  CHECK(with > without + 30 * 700'000.0);
+  CHECK(with > without);
   CHECK(with <= without + 30 * 3'000'000.0);
+}
+
+TEST_CASE("protocols: a 2-rank LL all-reduce takes 2 hops of max(hop, path)") {
+  // The closed form of the new rule on the smallest ring: 2 steps, each one hop; LL doubles
+  // the wire bytes of the n/2 bytes each step moves.
+  const double n = 64;
+  for (const std::int64_t hop : {400'000, 1'000'000, 2'500'000}) {
+    coll::Protocol protocol = test::ll();
+    protocol.intra_hop_ps = hop;
+    INFO("hop " << hop << " ps");
+    const double per_hop = std::max(static_cast<double>(hop), kAlpha);
+    check_equal(ring(2, 64, protocol, test::one_node(2)),
+                2 * per_hop + 2 * (n / 2) / 0.5 * kBeta + n / 2 * kGamma);
+  }
+}
+
+TEST_CASE("protocols: more pipeline chunks do not multiply the hop latency") {
+  // NCCL keeps NCCL_STEPS = 8 slots in flight per connection (src/include/device.h), so the
+  // chunks of one step overlap their hops: a ring of C chunks pays each hop once per step on its
+  // critical path, plus C times the (small) transfer of one chunk, not C hops.
+  coll::Protocol protocol = test::ll();
+  protocol.intra_hop_ps = 3'000'000;
+  const int p = 8;
+  const std::uint64_t bytes = 8 * 1024;
+  auto with_chunks = [&](int chunks) {
+    coll::CollectiveCall call = make_call(coll::Op::all_reduce, "nccl_ring", p, bytes);
+    call.params.chunks = chunks;
+    call.protocol = protocol;
+    return both(test::one_node(p), coll::Schedule::make(call));
+  };
+  const double one = with_chunks(1), eight = with_chunks(8);
+  CHECK(one >= 2 * (p - 1) * 3'000'000.0);
+  CHECK(eight < one + 3'000'000.0);
 }
 
 TEST_CASE("protocols: reduction in flight hides the reduction behind the transfer") {

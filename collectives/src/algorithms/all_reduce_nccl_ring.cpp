@@ -10,7 +10,8 @@
 // same GPU pair in every channel, so all inter-node traffic goes through one NIC per node.
 //
 // Ring of channel c: nccl_rings.hpp (enters each node on local rank floor(c·L/K) mod L, leaves
-// it on the rank before).
+// it on the rank before; on nodes with call.node_rings, in the order of NCCL's rings over
+// direct links, e.g. a DGX-1's hybrid cube-mesh).
 //
 // Cost per channel, on its slice of n/K bytes (the ring's, Thakur, Rabenseifner & Gropp 2005,
 // sec. 4.4): 2(p-1)α + 2(n/K)(p-1)/p·β + (n/K)(p-1)/p·γ. All channels run at once; across nodes

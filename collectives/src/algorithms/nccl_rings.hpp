@@ -12,6 +12,11 @@
 // instead of all from one. Nodes may differ in size (each uses its own L); one rank per node
 // gives the plain ring r -> r+1. Positions on the ring follow the nodes in rank order: the
 // members of node m hold positions first(m) .. first(m) + L - 1.
+//
+// call.node_rings, when given for nodes of L ranks, replaces "the local ranks in order" by the
+// order of ring c mod R: NCCL builds its rings only over direct links (search.cc), so on a
+// hybrid cube-mesh (DGX-1) the rings follow its NVLinks instead of crossing PCIe between GPUs 3
+// and 4; the offsets above are then positions in that order.
 #pragma once
 
 #include "phases.hpp"
@@ -35,6 +40,7 @@ public:
 private:
   int ranks_ = 1, channel_ = 0, channels_ = 1;
   std::vector<int> firsts_; // first rank of every node, then the rank count
+  std::vector<int> order_;  // this channel's node ring (call.node_rings), empty: local order
 };
 
 } // namespace ddlsim::coll::gen

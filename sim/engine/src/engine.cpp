@@ -3,6 +3,7 @@
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/iteration_schedule.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/sim/auto_select.hpp"
 #include "schedule_run.hpp"
 
@@ -41,6 +42,9 @@ EngineResult simulate_collective(coll::CollectiveCall call, const topo::Topology
     call.algorithm = choice.algorithm;
     auto_reason = choice.reason;
   }
+  // NCCL's rings run over direct links only (search.cc): on an NVLink mesh they follow it.
+  if (call.algorithm == "nccl_ring" && call.node_rings.empty())
+    call.node_rings = models::nccl_node_rings(topology);
   EngineResult result = run_schedule(coll::Schedule::make(call), topology, router, spec, options);
   result.time += overhead;
   result.algorithm = std::move(call.algorithm);

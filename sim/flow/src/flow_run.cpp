@@ -438,8 +438,9 @@ Picoseconds Program::after_arrival(const sg::Activity& comm, const Slot& step, i
   // The first bytes arrive once the transfer started (both ends posted) and its latency passed.
   const Picoseconds bytes_start =
       std::llround((comm.get_start_time() + route.latency_seconds) * 1e12);
+  const Picoseconds path_latency = std::llround(route.latency_seconds * 1e12);
   return cost.receive_end(arrival, bytes_start, reduce) - arrival +
-         cost.hop_latency(route.crosses_network);
+         cost.latency_beyond_path(route.crosses_network, path_latency);
 }
 
 void Program::on_completed(std::size_t position) {

@@ -243,7 +243,8 @@ private:
     setup.recv_rank = dst;
     setup.recv_reduce = reduce;
     setup.reduce_in_flight = cost.reduce_in_flight;
-    setup.hop_latency = cost.hop_latency(crosses_network(topology, paths.front()));
+    setup.hop_latency = cost.latency_beyond_path(crosses_network(topology, paths.front()),
+                                                 path_latency(topology, paths.front()));
     setup.channel = channel;
     setup.priority = priority_of(receive, channel);
     setup.paths = &paths;

@@ -37,7 +37,8 @@ struct MessageSetup {
   std::int32_t recv_rank = 0;
   bool recv_reduce = false;
   bool reduce_in_flight = false; // the protocol's
-  Picoseconds hop_latency = 0;   // the protocol's, waited with the per-step overhead
+  Picoseconds hop_latency =
+      0; // the protocol's beyond the path's latency, waited with the per-step overhead
   std::uint16_t channel = 0;
   std::uint8_t priority = 0;
   const std::vector<topo::Path>* paths = nullptr; // non-empty

@@ -74,6 +74,11 @@ struct CollectiveCall {
   AlgorithmParams params;
   // Server (node) of each rank, for hierarchical algorithms; empty means one rank per node.
   std::vector<int> node_of_rank;
+  // The orders in which a ring visits a node's GPUs, as NCCL's search finds them over direct
+  // links (each a permutation of the local ranks 0..L-1 of a node of L ranks); a ring generator
+  // that reads it (nccl_ring) runs channel c on ring c mod size in every node of L ranks. Empty:
+  // the local ranks in order.
+  std::vector<std::vector<int>> node_rings;
   // How its bytes move (NCCL's tuner chooses it per call); every step of the call carries it.
   Protocol protocol;
 

@@ -21,6 +21,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
+#include "ddlsim/topologies/topology.hpp"
 
 #include <array>
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ddlsim::models {
 
@@ -202,7 +204,17 @@ inline constexpr int kMaxNcclChunks = 64;
 int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std::uint64_t bytes);
 
 // The per-call overhead NCCL's model charges before any hop: tuning.cc baseLatencies (the
-// kernel launch and NCCL's software path; the same for every GPU generation in NCCL 2.30).
+// kernel launch and NCCL's software path; the same for every GPU generation in NCCL 2.30). NVLS
+// and NVLS-Tree add their NVLink latency (hwLatencies[NVLink][NVLS], 25 us): NCCL's model
+// charges it once per call (one pass through the switch, ncclTopoTuneModel sets NVLS's latency
+// to it), and the engines charge no per-hop latency on switch steps, so it is the call's.
 Picoseconds nccl_call_overhead(NcclAlgorithm algorithm, NcclProtocol protocol);
+
+// NCCL's rings inside a node whose GPUs are joined by direct links (the DGX-1 NVLink
+// hybrid cube-mesh): the local-rank order of each ring its search finds over direct links only
+// (src/graph/search.cc), for coll::CollectiveCall::node_rings; empty where the local ranks in
+// order already go over direct links, or nothing joins the GPUs directly (NVSwitch, PCIe). Read
+// from the first node (a cluster's nodes are alike; a node of another size keeps its order).
+std::vector<std::vector<int>> nccl_node_rings(const topo::Topology& topology);
 
 } // namespace ddlsim::models

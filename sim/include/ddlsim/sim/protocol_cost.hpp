@@ -5,9 +5,12 @@
 //    wire (LL: a 4-byte flag with every 4 bytes of data, so twice the bytes; LL128: 128 per 120).
 //    The bandwidth term, the fluid flows and the packets all carry wire bytes; the reports'
 //    bytes_sent stays the schedule's payload.
-//  - Hop latency: each transfer waits intra_hop_ps (its path stays inside a node) or inter_hop_ps
-//    (its path crosses the network: it has a NIC link) on top of its path latency, where the
-//    per-step overhead is charged.
+//  - Hop latency: a transfer's latency is max(hop, path latency), hop = intra_hop_ps (its path
+//    stays inside a node) or inter_hop_ps (its path crosses the network: it has a NIC link), so
+//    an engine that already charges the path's latency waits max(0, hop - path latency) more,
+//    where the per-step overhead is charged. NCCL's per-hop latencies (src/graph/tuning.cc,
+//    hwLatencies) are the whole time of one step over that hardware, the link's flight time
+//    included: adding them on top of the path would count the wire twice.
 //  - Reduction in flight: a recv_reduce reduces the data as it arrives (NCCL's kernels reduce
 //    each slice while the next one is on the wire, src/device/prims_*.h), so it ends at
 //    max(arrival, first byte + reduce time) instead of arrival + reduce time; the reduce time is
@@ -54,9 +57,14 @@ struct ProtocolCost {
     if (payload_efficiency == 1.0) return bytes;
     return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / payload_efficiency));
   }
-  // The latency a transfer pays on top of its path's, by where its path goes.
+  // The protocol's latency of one hop, by where its path goes.
   Picoseconds hop_latency(bool crosses_network) const {
     return crosses_network ? inter_hop : intra_hop;
+  }
+  // What a transfer waits on top of its path's latency: the hop covers the path's own flight
+  // time, so a transfer takes max(hop, path) in all.
+  Picoseconds latency_beyond_path(bool crosses_network, Picoseconds path_latency) const {
+    return std::max<Picoseconds>(0, hop_latency(crosses_network) - path_latency);
   }
   // sim::receive_end under this protocol.
   Picoseconds receive_end(Picoseconds arrival, Picoseconds bytes_start,
@@ -88,6 +96,13 @@ inline bool crosses_network(const topo::Topology& topology, const topo::Path& pa
   return std::any_of(path.begin(), path.end(), [&topology](topo::LinkId link) {
     return topology.link(link).link_class == topo::LinkClass::nic;
   });
+}
+
+// The sum of the latencies of `path`'s links (what ProtocolCost::latency_beyond_path compares).
+inline Picoseconds path_latency(const topo::Topology& topology, const topo::Path& path) {
+  Picoseconds sum = 0;
+  for (topo::LinkId link : path) sum += topology.link(link).latency;
+  return sum;
 }
 
 } // namespace ddlsim::sim
