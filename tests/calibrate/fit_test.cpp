@@ -126,7 +126,7 @@ TEST_CASE("the fit responds to the data: a slower network gives a lower efficien
   std::vector<double> efficiencies;
   for (double scale : {1.0, 2.0}) {
     Calibration c = truth();
-    c.link(LinkGroup::network).bytes_per_second /= scale;
+    c.link(LinkGroup::network).efficiency /= scale; // relative to the node's nominal rate
     const std::vector<Prediction> t = model.predict(c, points);
     for (std::size_t i = 0; i < points.size(); ++i) points[i].seconds = t[i].seconds;
     efficiencies.push_back(value_of(fit_calibration(model, points, options), "network.efficiency"));
