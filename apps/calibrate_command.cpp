@@ -83,7 +83,11 @@ void run(const CalibrateOptions& options) {
   Json parameters = Json::array();
   for (const calib::ParameterEstimate& p : fit.parameters) {
     std::snprintf(line, sizeof line, "  %-30s %12.4g %9.1f%%  %s\n", p.name.c_str(), p.value,
-                  100 * p.relative_se, p.identified ? "yes" : "no (kept near its prior)");
+                  100 * p.relative_se,
+                  p.identified ? "yes"
+                  : p.relative_se > calib::kMaxDeterminedRelativeError
+                      ? "no (rel. s.e. above 50%)"
+                      : "no (kept near its prior)");
     std::cout << line;
     parameters.push_back({{"name", p.name},
                           {"value", p.value},
@@ -117,8 +121,7 @@ void run(const CalibrateOptions& options) {
     std::cout << "# fitted on: " << f.nodes << " node(s) of " << f.gpus_per_node << " "
               << f.gpu_model << " (sm_" << f.compute_capability << "), " << f.intra << ", "
               << f.nics_per_node << " NIC(s), transport " << f.transport << ", "
-              << (f.nccl_version.empty() ? "NCCL version not in the log" : f.nccl_version)
-              << "\n";
+              << (f.nccl_version.empty() ? "NCCL version not in the log" : f.nccl_version) << "\n";
   }
   Json sources = Json::array();
   for (const calib::MeasuredSet& set : loaded.sets) sources.push_back(system_json(set));

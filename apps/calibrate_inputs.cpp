@@ -84,7 +84,8 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
     for (const calib::MeasuredPoint& point : set.points) multi_rank |= point.ranks > 1;
   std::size_t single_rank_dropped = 0;
   for (const calib::MeasuredSet& set : loaded.sets) {
-    for (const std::string& warning : set.warnings) std::cerr << "ddlsim: warning: " << warning << "\n";
+    for (const std::string& warning : set.warnings)
+      std::cerr << "ddlsim: warning: " << warning << "\n";
     for (const std::string& note : set.system.notes)
       loaded.notes.push_back(set.source + ": " + note);
     for (const calib::MeasuredPoint& point : set.points) {

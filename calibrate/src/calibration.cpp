@@ -117,8 +117,8 @@ std::vector<std::string> calibration_differences(const Calibration& calibration,
     const FittedOn to = fitted_on(spec.node_groups[index].spec, nodes);
     std::vector<std::string> what;
     if (!from.gpu_model.empty() && from.gpu_model != to.gpu_model) {
-      std::string line = "GPU " + gpu_text(from.gpu_model, from.compute_capability) +
-                         " fitted, " + gpu_text(to.gpu_model, to.compute_capability) + " here";
+      std::string line = "GPU " + gpu_text(from.gpu_model, from.compute_capability) + " fitted, " +
+                         gpu_text(to.gpu_model, to.compute_capability) + " here";
       if (from.compute_capability > 0 && to.compute_capability > 0 &&
           from.compute_capability / 10 != to.compute_capability / 10)
         line += " (another GPU generation: its latencies and overheads may not carry over)";
@@ -134,8 +134,7 @@ std::vector<std::string> calibration_differences(const Calibration& calibration,
     if (from.gpus_per_node > 0) differ("GPUs per node", from.gpus_per_node, to.gpus_per_node);
     if (from.nics_per_node > 0) differ("NICs per node", from.nics_per_node, to.nics_per_node);
     if (!from.intra.empty()) differ("intra-node", from.intra, to.intra);
-    if (!from.transport.empty() && to.nodes > 1)
-      differ("transport", from.transport, to.transport);
+    if (!from.transport.empty() && to.nodes > 1) differ("transport", from.transport, to.transport);
     if (from.nodes == 1 && to.nodes > 1 && !calibration.link(LinkGroup::network).set)
       what.push_back("fitted on one node, so the network keeps its nominal rate here");
     if (what.empty()) continue;
@@ -193,9 +192,8 @@ void apply_links(const Calibration& calibration, const ProtocolCalibration& prot
       if (!link.set) continue;
       // Relative: this node's nominal rate times the fitted efficiency (issue 17: a
       // calibration carried to a similar system scales that system's rates).
-      const double base = calibration.relative
-                              ? link.efficiency * nominal_bytes_per_second(node, g)
-                              : link.bytes_per_second;
+      const double base = calibration.relative ? link.efficiency * nominal_bytes_per_second(node, g)
+                                               : link.bytes_per_second;
       const double rate = base * proto.bandwidth_factor;
       switch (g) {
       case LinkGroup::nvlink:

@@ -565,7 +565,7 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source, bool le
         row.in_place_us = number_at(layout->in_place_time, "the in-place time (us)");
     }
     table.rows.push_back(row);
-    };
+  };
 
   std::istringstream in{std::string(text)};
   for (std::string raw; std::getline(in, raw);) {

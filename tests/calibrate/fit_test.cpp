@@ -202,3 +202,19 @@ TEST_CASE("a fit that needs an efficiency above 1 is flagged as a model mismatch
   REQUIRE(report.mismatches.size() == 2);
   CHECK_THAT(report.mismatches[0], Catch::StartsWith("fit 1: network.efficiency = "));
 }
+
+TEST_CASE("a fit never calls a parameter with a relative standard error above 50% determined") {
+  const PointModel model(small_cluster());
+  // One row cannot determine seven parameters: whatever the fit says, none above 50% counts.
+  std::vector<MeasuredPoint> points = ring_points(4, 1 << 20, 1 << 20);
+  points[0].seconds = model.predict(truth(), points)[0].seconds * 1.3;
+  FitOptions options;
+  options.protocols = {"simple"};
+  const FitReport fit = fit_calibration(model, points, options);
+  int undetermined = 0;
+  for (const ParameterEstimate& p : fit.parameters) {
+    if (p.identified) CHECK(p.relative_se <= kMaxDeterminedRelativeError);
+    undetermined += p.identified ? 0 : 1;
+  }
+  CHECK(undetermined >= 5); // 7 parameters, one measurement
+}

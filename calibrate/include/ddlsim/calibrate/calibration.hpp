@@ -58,10 +58,10 @@ struct FittedOn {
   int compute_capability = 0; // x10, e.g. 90; 0 = not an NVIDIA GPU ddlsim knows
   int gpus_per_node = 0;
   int nics_per_node = 0;
-  std::string intra;          // "nvswitch", "nvlink_hybrid_cube_mesh", ...
-  std::string transport;      // "ib", "socket", ...
+  std::string intra;     // "nvswitch", "nvlink_hybrid_cube_mesh", ...
+  std::string transport; // "ib", "socket", ...
   int nodes = 0;
-  std::string nccl_version;   // as the log says, e.g. "NCCL 2.18.5+cuda12.2"; "" = not said
+  std::string nccl_version; // as the log says, e.g. "NCCL 2.18.5+cuda12.2"; "" = not said
 };
 
 // What a node group of a cluster is, in FittedOn's terms (nccl_version left empty).
@@ -99,7 +99,8 @@ struct EngineCalibration {
 // Sets the calibrated link classes of the node groups the calibration targets (NVLink, PCIe,
 // NIC rate and latency; on a single_switch fabric the port rate follows the NIC) under
 // `protocol` (index into calibration.protocols; its bandwidth factor scales them): each rate is
-// the target node's nominal rate times the calibrated efficiency (format 1: the absolute rate). Throws InputError (at "/node_groups") when a selector matches no group.
+// the target node's nominal rate times the calibrated efficiency (format 1: the absolute rate).
+// Throws InputError (at "/node_groups") when a selector matches no group.
 EngineCalibration apply_calibration(const Calibration& calibration, topo::ClusterSpec& spec,
                                     std::size_t protocol = 0);
 
