@@ -398,10 +398,10 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source, bool le
   // the middle of the table, never silently dropped.
   std::optional<Layout> ended_layout;
   std::string ended_by;
-  auto end_by_prose = [&](int line, const std::string& text) {
+  auto end_by_prose = [&](int line, const std::string& prose) {
     if (in_table && layout && layout->timing == NcclTiming::measured) {
       ended_layout = layout;
-      ended_by = "line " + std::to_string(line) + " `" + text + "`";
+      ended_by = "line " + std::to_string(line) + " `" + prose + "`";
     }
     finish_table();
   };
@@ -519,9 +519,9 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source, bool le
     const std::optional<std::uint64_t> bytes = to_unsigned(words[0]);
     if (!bytes) {
       // Anything else (a shell prompt, a warning) ends the table.
-      std::string text = line;
-      text.erase(0, text.find_first_not_of(" \t"));
-      end_by_prose(number, text.substr(0, 60));
+      std::string prose = line;
+      prose.erase(0, prose.find_first_not_of(" \t"));
+      end_by_prose(number, prose.substr(0, 60));
       return;
     }
     if (words.size() != layout->columns)
