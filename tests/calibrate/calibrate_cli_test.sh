@@ -116,12 +116,14 @@ check "validate with a calibration from another system warns what differs, on st
 check "run with a scenario whose calibration is from another system warns on stderr" bash -c "
   '$ddlsim' run '$work/het-swapped.json' >/dev/null 2>'$work/run.err' &&
   grep -q 'ddlsim run: warning: calibration .*g5.cal.json was fitted on another kind of system: /topology/nodes/0: ' '$work/run.err'"
+{ echo '# nccl-tests version 2.18.2 nccl-headers=22602 nccl-library=22602'
+  cat "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt"; } >"$work/versioned.txt"
 check "the fit records the log's NCCL version where it says one" bash -c "
-  '$ddlsim' calibrate '$source_dir/tests/data/nccl-tests/lambda-1cc-b200-2node-ib-b200.txt' --op all_reduce \
-    --scenario '$source_dir/scenarios/corpus/lambda-1cc-b200-2node-ib-b200.json' --max-iterations 3 \
-    -o '$work/b200.cal.json' >'$work/b200.out' &&
-  grep -q '\"nccl_version\": \"NCCL 2.26.2\"' '$work/b200.cal.json' &&
-  grep -q 'NCCL 2.26.2 from the .nccl-library. header' '$work/b200.out'"
+  '$ddlsim' calibrate '$work/versioned.txt' --scenario '$scenarios/v100-sxm2-8gpu-1node.json' \
+    --max-iterations 3 -o '$work/versioned.cal.json' >'$work/versioned.out' &&
+  grep -q '\"nccl_version\": \"NCCL 2.26.2\"' '$work/versioned.cal.json' &&
+  grep -q 'NCCL 2.26.2 from the .nccl-library. header' '$work/versioned.out' &&
+  grep -q '^# fitted on: 1 node(s) of 8 V100' '$work/versioned.out'"
 
 # Logs as people publish them: no silent loss, no perfect score for nothing.
 printf '%s\n' '#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong' \
