@@ -84,7 +84,11 @@ void run(const CalibrateOptions& options) {
   Json parameters = Json::array();
   for (const calib::ParameterEstimate& p : fit.parameters) {
     std::snprintf(line, sizeof line, "  %-30s %12.4g %9.1f%%  %s\n", p.name.c_str(), p.value,
-                  100 * p.relative_se, p.identified ? "yes" : "no (kept near its prior)");
+                  100 * p.relative_se,
+                  p.identified ? "yes"
+                  : p.relative_se > calib::kMaxDeterminedRelativeError
+                      ? "no (rel. s.e. above 50%)"
+                      : "no (kept near its prior)");
     std::cout << line;
     parameters.push_back({{"name", p.name},
                           {"value", p.value},
@@ -104,6 +108,22 @@ void run(const CalibrateOptions& options) {
 
   calib::Calibration calibration = fit.calibration;
   calibration.node_groups = options.node_groups;
+  // What it was fitted on (the first node group, as calibrate's model sees it), so that applying
+  // it to another system can say what differs; the NCCL version as the widest log says.
+  int nodes = 0;
+  for (const topo::NodeGroup& group : loaded.cluster.node_groups) nodes += group.count;
+  calibration.fitted_on = calib::fitted_on(loaded.cluster.node_groups.at(0).spec, nodes);
+  const calib::MeasuredSet* widest = nullptr;
+  for (const calib::MeasuredSet& set : loaded.sets)
+    if (!widest || set.system.ranks > widest->system.ranks) widest = &set;
+  if (widest) calibration.fitted_on->nccl_version = widest->system.library_version;
+  {
+    const calib::FittedOn& f = *calibration.fitted_on;
+    std::cout << "# fitted on: " << f.nodes << " node(s) of " << f.gpus_per_node << " "
+              << f.gpu_model << " (sm_" << f.compute_capability << "), " << f.intra << ", "
+              << f.nics_per_node << " NIC(s), transport " << f.transport << ", "
+              << (f.nccl_version.empty() ? "NCCL version not in the log" : f.nccl_version) << "\n";
+  }
   Json sources = Json::array();
   for (const calib::MeasuredSet& set : loaded.sets) sources.push_back(system_json(set));
   Json assumed = Json::array();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 namespace ddlsim::cli {
@@ -30,6 +31,9 @@ void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs) {
                  "Use only the points measured on this many ranks (default: all, except that "
                  "1-rank baseline runs are left out of a multi-rank set)")
       ->check(checks::positive());
+  cmd.add_flag("--lenient", inputs.lenient,
+               "Skip a log row that does not parse, with a warning naming its file:line "
+               "(default: an error, so that no measured row is lost silently)");
 }
 
 Scenario load_uncalibrated_scenario(const std::string& file) {
@@ -73,7 +77,7 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
                                        : calib::NcclColumn::mean;
   const calib::MeasuredSystem* widest = nullptr;
   for (const std::string& file : inputs.files)
-    loaded.sets.push_back(calib::read_measured_file(file, hints, column));
+    loaded.sets.push_back(calib::read_measured_file(file, hints, column, inputs.lenient));
   // A 1-rank run is a local copy (nccl-tests' single-GPU baseline), not a collective over the
   // system's links: by default it stays out of a set that has multi-rank runs.
   bool multi_rank = false;
@@ -81,6 +85,8 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
     for (const calib::MeasuredPoint& point : set.points) multi_rank |= point.ranks > 1;
   std::size_t single_rank_dropped = 0;
   for (const calib::MeasuredSet& set : loaded.sets) {
+    for (const std::string& warning : set.warnings)
+      std::cerr << "ddlsim: warning: " << warning << "\n";
     for (const std::string& note : set.system.notes)
       loaded.notes.push_back(set.source + ": " + note);
     for (const calib::MeasuredPoint& point : set.points) {

@@ -21,10 +21,11 @@ struct MeasuredInputs {
   int nodes = 0;
   int gpus_per_node = 0;
   std::string column = "mean"; // of the in-place and out-of-place times
-  int ranks = 0; // keep only points with this many ranks; 0 = all but 1-rank baselines
+  int ranks = 0;        // keep only points with this many ranks; 0 = all but 1-rank baselines
+  bool lenient = false; // a log row that does not parse: a warning, not an error
 };
 
-// Adds --scenario, --op, --nodes, --gpus-per-node, --column, --ranks.
+// Adds --scenario, --op, --nodes, --gpus-per-node, --column, --ranks, --lenient.
 void add_measured_flags(CLI::App& cmd, MeasuredInputs& inputs);
 
 struct LoadedMeasurements {

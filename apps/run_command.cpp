@@ -31,6 +31,8 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
 
 void run(const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario);
+  for (const std::string& warning : scenario.warnings)
+    std::cerr << "ddlsim run: warning: " << warning << "\n";
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
   if (!options.algorithm.empty()) {
     scenario.workload.collective.algorithm = options.algorithm;

@@ -72,6 +72,12 @@ void run(const ValidateOptions& options) {
         options.calibration.empty()
             ? scenario_calibrations(options.inputs.scenario)
             : std::vector<calib::Calibration>{calib::read_calibration_file(options.calibration)};
+    // A calibration carried from another system is the documented workflow; say what differs.
+    for (const calib::Calibration& c : calibrations)
+      for (const std::string& line : calib::calibration_differences(c, loaded.cluster))
+        std::cerr << "ddlsim validate: warning: the calibration"
+                  << (options.calibration.empty() ? "" : " " + options.calibration)
+                  << " was fitted on another kind of system: " << line << "\n";
     report = calib::validate(model, calibrations, loaded.points, *min_bytes);
     report.mode = options.calibration.empty() ? "scenario " + options.inputs.scenario
                                               : "calibration " + options.calibration;

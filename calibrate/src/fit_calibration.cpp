@@ -243,9 +243,13 @@ FitReport fit_protocols(const PointModel& model, std::span<const MeasuredPoint> 
   }
   for (std::size_t j = 0; j < params.size(); ++j) {
     const double value = reported_value(params[j], fit.x[j]);
-    report.parameters.push_back({params[j].name, value, fit.standard_errors[j], fit.identified[j]});
+    // Determined: the data constrain it more than its prior does, and to within 50% (a relative
+    // standard error above that is no determination, issue 17).
+    const bool determined =
+        fit.identified[j] && fit.standard_errors[j] <= kMaxDeterminedRelativeError;
+    report.parameters.push_back({params[j].name, value, fit.standard_errors[j], determined});
     if (std::string why = outside_range(params[j], value, fit.standard_errors[j]); !why.empty())
-      report.impossible.push_back({params[j].name, value, std::move(why), fit.identified[j]});
+      report.impossible.push_back({params[j].name, value, std::move(why), determined});
   }
   // Every fitted link class is written, determined by the data or not: the calibration must
   // reproduce the fit's own predictions (dropping an undetermined class whose estimate moved

@@ -8,7 +8,7 @@
 namespace ddlsim::calib {
 
 MeasuredSet read_measured_file(const std::filesystem::path& file, const SystemHints& hints,
-                               NcclColumn column) {
+                               NcclColumn column, bool lenient) {
   const std::string text =
       read_input_file(file, "a measurement (nccl-tests log or real report)", kMaxLogInputBytes);
   const auto first = text.find_first_not_of(" \t\r\n");
@@ -18,7 +18,7 @@ MeasuredSet read_measured_file(const std::filesystem::path& file, const SystemHi
     if (hints.gpus_per_node > 0) set.system.gpus_per_node = hints.gpus_per_node;
     return set;
   }
-  return to_measured_set(parse_nccl_log(text, file.string()), hints, column);
+  return to_measured_set(parse_nccl_log(text, file.string(), lenient), hints, column);
 }
 
 topo::ClusterSpec generic_cluster(const MeasuredSystem& system, std::vector<std::string>& notes) {

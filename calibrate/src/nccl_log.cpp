@@ -225,18 +225,38 @@ struct DebugFacts {
   int nnodes = 0;
   std::vector<std::string> hosts;
   std::string version;
+  std::string version_from; // which line said it
   std::string transport;
 };
 
 void read_debug_line(const std::string& line, DebugFacts& facts) {
   static const std::regex version(R"(NCCL version (\S+))");
+  static const std::regex library(R"(nccl-library\s*[=:]\s*(\d+(\.\d+)*))");
   static const std::regex info_host(R"(^([A-Za-z0-9._-]+):\d+:\d+ \[\d+\] NCCL (INFO|WARN))");
   static const std::regex nranks(R"(\bn[Rr]anks (\d+))");
   static const std::regex nnodes(R"(\bnNodes (\d+))");
   static const std::regex via(R"(via (NET/[A-Za-z0-9_]+|P2P/[A-Za-z0-9_/]+|SHM))");
   std::smatch m;
-  if (std::regex_search(line, m, version) && facts.version.empty())
+  if (std::regex_search(line, m, version) && facts.version.empty()) {
     facts.version = "NCCL " + m[1].str();
+    facts.version_from = "`NCCL version` line";
+  }
+  if (facts.version.empty() && std::regex_search(line, m, library)) {
+    // nccl-tests >= 2.13 prints NCCL_VERSION_CODE: major x 10000 + minor x 100 + patch since
+    // NCCL 2.9, major x 1000 + minor x 100 + patch before (nccl.h.in, NCCL_VERSION macro).
+    const std::string text = m[1].str();
+    if (text.find('.') != std::string::npos) {
+      facts.version = "NCCL " + text;
+    } else {
+      const long code = std::stol(text);
+      const long major = code >= 10000 ? code / 10000 : code / 1000;
+      const long minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
+      const long patch = code % 100;
+      facts.version = "NCCL " + std::to_string(major) + "." + std::to_string(minor) + "." +
+                      std::to_string(patch);
+    }
+    facts.version_from = "`nccl-library` header";
+  }
   if (!std::regex_search(line, m, info_host)) return;
   const std::string host = m[1].str();
   if (std::find(facts.hosts.begin(), facts.hosts.end(), host) == facts.hosts.end())
@@ -265,6 +285,8 @@ struct RunState {
 MeasuredSystem system_of(const RunState& run) {
   MeasuredSystem system;
   system.library_version = run.debug.version;
+  if (!run.debug.version.empty())
+    system.notes.push_back(run.debug.version + " from the " + run.debug.version_from);
   system.transport = run.debug.transport;
   system.gpu_name = run.gpu_name;
   if (!run.rank_hosts.empty()) {
@@ -321,7 +343,7 @@ bool looks_like_nccl_log(std::string_view text) {
   return false;
 }
 
-NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
+NcclLog parse_nccl_log(std::string_view text, const std::string& source, bool lenient) {
   static const std::regex header(R"(^\s*#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
   static const std::regex device(
       R"(^\s*#?\s*Rank\s+(\d+)\s+(Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$)");
@@ -373,17 +395,27 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     snapped_sizes = false;
   };
 
-  std::istringstream in{std::string(text)};
+  // A table that prose ended (not its summary lines): a results row after it is a row lost in
+  // the middle of the table, never silently dropped.
+  std::optional<Layout> ended_layout;
+  std::string ended_by;
+  auto end_by_prose = [&](int line, const std::string& prose) {
+    if (in_table && layout && layout->timing == NcclTiming::measured) {
+      ended_layout = layout;
+      ended_by = "line " + std::to_string(line) + " `" + prose + "`";
+    }
+    finish_table();
+  };
+
   int number = 0;
-  for (std::string raw; std::getline(in, raw);) {
-    ++number;
+  auto read_line = [&](std::string raw) {
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     std::string line = strip_rank_prefix(raw);
     const std::string where = source + ":" + std::to_string(number);
     // A markdown table row: its rule line says nothing; a full nccl-tests row in cells reads
     // as the same row without the bars. A two-cell row stays as it is (bandwidth-only tables).
     if (auto cells = markdown_cells(line)) {
-      if (is_markdown_rule(*cells)) continue;
+      if (is_markdown_rule(*cells)) return;
       if (cells->size() != 2) std::replace(line.begin(), line.end(), '|', ' ');
     }
     std::smatch m;
@@ -395,16 +427,17 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     }
     if (line.find("NCCL INFO") != std::string::npos ||
         line.find("NCCL version") != std::string::npos ||
+        line.find("nccl-library") != std::string::npos ||
         line.find("NCCL WARN") != std::string::npos) {
       read_debug_line(line, run.debug);
-      continue; // NCCL_DEBUG lines may fall between a table's header and its rows
+      return; // NCCL_DEBUG lines may fall between a table's header and its rows
     }
     if (std::regex_search(line, m, header)) {
       if (in_table) finish_table();
       run.rank_hosts.clear();
       run.threads_per_process = std::stoi(m[1].str());
       run.gpus_per_process = std::stoi(m[2].str());
-      continue;
+      return;
     }
     if (std::regex_search(line, m, device)) {
       run.rank_hosts.emplace_back(std::stoi(m[1].str()), m[3].str());
@@ -412,19 +445,30 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
       while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())))
         name.pop_back();
       if (run.gpu_name.empty()) run.gpu_name = name;
-      continue;
+      return;
     }
     if (auto found = layout_of(line)) {
       if (in_table) finish_table();
+      ended_layout.reset();
       layout = found;
       in_table = true;
       table.tool = run.tool;
       table.op = run.op;
       table.header_line = number;
       table.timing = found->timing;
-      continue;
+      return;
     }
-    if (!in_table) continue;
+    if (!in_table) {
+      // A row of the table prose ended above: the table was split (a warning printed in the
+      // middle of it), and its rows after the split must not be lost without a word.
+      const std::vector<std::string> words = split_words(line);
+      if (ended_layout && !words.empty() && to_unsigned(words[0]) &&
+          words.size() == ended_layout->columns)
+        throw InputError(where, "a results row after its table ended at " + ended_by +
+                                    "; remove the line that splits the table (or pass "
+                                    "--lenient to skip such rows)");
+      return;
+    }
     std::vector<std::string> words;
     if (layout->timing != NcclTiming::measured) {
       const auto cells = markdown_cells(line);
@@ -435,24 +479,24 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
     } else {
       words = split_words(line);
     }
-    if (words.empty() || (words.size() == 2 && words[0].empty() && words[1].empty())) continue;
+    if (words.empty() || (words.size() == 2 && words[0].empty() && words[1].empty())) return;
     if (words[0].starts_with("#") || words[0].starts_with("(")) {
       // "# (B) (elements) ..." units line (its `#` stripped on some pages), or the summary that
       // ends the table.
       if (line.find("Out of bounds") != std::string::npos ||
           line.find("Avg bus bandwidth") != std::string::npos)
         finish_table();
-      continue;
+      return;
     }
     if (is_elision(words)) {
       elided = {number, words[0]};
-      continue;
+      return;
     }
     if (layout->timing != NcclTiming::measured) {
       const auto size = size_label(words[0]);
       if (!size) {
         finish_table(); // prose after the table
-        continue;
+        return;
       }
       if (words.size() != 2)
         throw InputError(where, "a row with " + std::to_string(words.size()) +
@@ -471,13 +515,15 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
       row.redop = "sum";
       (layout->timing == NcclTiming::from_algbw ? row.algbw : row.busbw) = *bandwidth;
       table.rows.push_back(row);
-      continue;
+      return;
     }
     const std::optional<std::uint64_t> bytes = to_unsigned(words[0]);
     if (!bytes) {
       // Anything else (a shell prompt, a warning) ends the table.
-      finish_table();
-      continue;
+      std::string prose = line;
+      prose.erase(0, prose.find_first_not_of(" \t"));
+      end_by_prose(number, prose.substr(0, 60));
+      return;
     }
     if (words.size() != layout->columns)
       throw InputError(where, "a results row with " + std::to_string(words.size()) +
@@ -520,6 +566,17 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
         row.in_place_us = number_at(layout->in_place_time, "the in-place time (us)");
     }
     table.rows.push_back(row);
+  };
+
+  std::istringstream in{std::string(text)};
+  for (std::string raw; std::getline(in, raw);) {
+    ++number;
+    try {
+      read_line(raw);
+    } catch (const InputError& e) {
+      if (!lenient || e.where() != source + ":" + std::to_string(number)) throw;
+      log.warnings.push_back(e.where() + ": " + e.reason() + " (row skipped: --lenient)");
+    }
   }
   finish_table();
   if (log.tables.empty())
@@ -528,9 +585,9 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source) {
   return log;
 }
 
-NcclLog parse_nccl_log_file(const std::filesystem::path& file) {
+NcclLog parse_nccl_log_file(const std::filesystem::path& file, bool lenient) {
   return parse_nccl_log(read_input_file(file, "an nccl-tests log", kMaxLogInputBytes),
-                        file.string());
+                        file.string(), lenient);
 }
 
 } // namespace ddlsim::calib

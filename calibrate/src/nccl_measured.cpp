@@ -114,6 +114,7 @@ MeasuredSystem system_of_table(const NcclTable& table, coll::Op op, const System
 MeasuredSet to_measured_set(const NcclLog& log, const SystemHints& hints, NcclColumn column) {
   MeasuredSet set;
   set.source = log.source;
+  set.warnings = log.warnings;
   set.kind = "nccl-tests";
   struct Resolved {
     coll::Op op;

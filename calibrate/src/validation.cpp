@@ -185,6 +185,10 @@ void print_validation(const ValidationReport& report, std::ostream& out) {
     out << line;
   }
   auto summary = [&](const char* what, const ErrorSummary& s) {
+    if (s.points == 0) { // no median of nothing: never a perfect 0.00% for no data
+      out << "# |error| " << what << ": 0 points (no median)\n";
+      return;
+    }
     std::snprintf(line, sizeof line,
                   "# |error| %s: %zu points, median %.2f%%, p90 %.2f%%, max %.2f%%\n", what,
                   s.points, s.median, s.p90, s.max);

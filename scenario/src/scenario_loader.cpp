@@ -251,6 +251,11 @@ void apply_calibration_file(Scenario& scenario, const std::filesystem::path& bas
       calibrations.push_back(calib::read_calibration_file(file));
       if (!ref.node_groups.empty()) calibrations.back().node_groups = ref.node_groups;
     }
+    for (std::size_t i = 0; i < calibrations.size(); ++i)
+      for (const std::string& line :
+           calib::calibration_differences(calibrations[i], scenario.topology))
+        scenario.warnings.push_back("calibration " + scenario.calibrations[i].file +
+                                    " was fitted on another kind of system: " + line);
     const calib::EngineCalibration engine =
         calib::apply_calibrations(calibrations, scenario.topology);
     scenario.engine.per_step_overhead = engine.per_step_overhead;

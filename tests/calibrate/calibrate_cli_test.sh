@@ -23,7 +23,8 @@ calibrate_and_validate() {  # LOG SCENARIO LIMIT EXTRA...
   shift 3
   "$ddlsim" calibrate "$data/$log" --scenario "$scenarios/$scenario" -o "$work/$log.cal.json" "$@" \
     >"$work/$log.calibrate.txt" || return 1
-  grep -q '"format": "ddlsim-calibration-1"' "$work/$log.cal.json" || return 1
+  grep -q '"format": "ddlsim-calibration-2"' "$work/$log.cal.json" || return 1
+  grep -q '"fitted_on"' "$work/$log.cal.json" || return 1
   grep -q '^# assumed: NCCL chose' "$work/$log.calibrate.txt" || return 1
   "$ddlsim" validate --measured "$data/$log" --scenario "$scenarios/$scenario" \
     --calibration "$work/$log.cal.json" "$@" >"$work/$log.validate.txt" || return 1
@@ -102,6 +103,49 @@ check "per-group calibrations: node 0's calibration gives the one-node times" ba
 sed 's|"/topology/nodes/1"|"dgx-h100"|' "$work/het.json" >"$work/het-bad.json"
 check "a node-group selector that matches no group is an error naming the groups (exit 2)" \
   expect_error 2 'no node group has the preset, GPU model or pointer "dgx-h100"' run "$work/het-bad.json"
+
+# Calibrations that carry over (issue 17): a calibration fitted on another kind of system applies
+# (its efficiencies scale this system's nominal rates) with a warning naming what differs.
+check "validate with a calibration from another system warns what differs, on stderr" bash -c "
+  '$ddlsim' validate --measured '$data/aws-g5.2xlarge-2node-tcp-socket-a10g.txt' \
+    --scenario '$scenarios/g5-2node-tcp.json' --calibration '$work/v100.cal.json' \
+    >'$work/carried.out' 2>'$work/carried.err' &&
+  grep -q 'warning: the calibration .*v100.cal.json was fitted on another kind of system: ' '$work/carried.err' &&
+  grep -q 'sm_70) fitted' '$work/carried.err' && grep -q 'GPUs per node 8 fitted, 1 here' '$work/carried.err' &&
+  ! grep -q warning '$work/carried.out' && grep -q '>= 64 KiB: 12 points' '$work/carried.out'"
+check "run with a scenario whose calibration is from another system warns on stderr" bash -c "
+  '$ddlsim' run '$work/het-swapped.json' >/dev/null 2>'$work/run.err' &&
+  grep -q 'ddlsim run: warning: calibration .*g5.cal.json was fitted on another kind of system: /topology/nodes/0: ' '$work/run.err'"
+{ echo '# nccl-tests version 2.18.2 nccl-headers=22602 nccl-library=22602'
+  cat "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt"; } >"$work/versioned.txt"
+check "the fit records the log's NCCL version where it says one" bash -c "
+  '$ddlsim' calibrate '$work/versioned.txt' --scenario '$scenarios/v100-sxm2-8gpu-1node.json' \
+    --max-iterations 3 -o '$work/versioned.cal.json' >'$work/versioned.out' &&
+  grep -q '\"nccl_version\": \"NCCL 2.26.2\"' '$work/versioned.cal.json' &&
+  grep -q 'NCCL 2.26.2 from the .nccl-library. header' '$work/versioned.out' &&
+  grep -q '^# fitted on: 1 node(s) of 8 V100' '$work/versioned.out'"
+
+# Logs as people publish them: no silent loss, no perfect score for nothing.
+printf '%s\n' '#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong' \
+  '        0      0  float    sum    -1   5.10   0.00   0.00       0   5.00   0.00   0.00       0' \
+  >"$work/zero-only.txt"
+check "validate with 0 points is an error, never a 0.00% median (exit 2)" \
+  expect_error 2 "leaves no measured points" validate --measured "$work/zero-only.txt" \
+  --scenario "$scenarios/v100-sxm2-8gpu-1node.json" --op all_reduce
+check "no points above --min-bytes prints no median, not 0.00%" bash -c "
+  '$ddlsim' validate --measured '$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt' \
+    --scenario '$scenarios/v100-sxm2-8gpu-1node.json' --min-bytes 1GiB >'$work/none.txt' &&
+  grep -q '>= 1 GiB: 0 points (no median)' '$work/none.txt' && ! grep -q '0.00%' '$work/none.txt'"
+awk 'NR == 50 { print "        1024           256     float     sum      -1    10.00"; next } { print }' \
+  "$data/v100-sxm2-8gpu-1node-hybrid-cube-mesh.txt" >"$work/cut-row.txt"
+check "a row that does not parse is an error naming file:line (exit 2)" \
+  expect_error 2 "cut-row.txt:50" validate --measured "$work/cut-row.txt" \
+  --scenario "$scenarios/v100-sxm2-8gpu-1node.json"
+check "--lenient skips it with a warning naming file:line, and keeps the other rows" bash -c "
+  '$ddlsim' validate --measured '$work/cut-row.txt' --scenario '$scenarios/v100-sxm2-8gpu-1node.json' \
+    --lenient >'$work/lenient.out' 2>'$work/lenient.err' &&
+  grep -q 'ddlsim: warning: .*cut-row.txt:50: .*row skipped: --lenient' '$work/lenient.err' &&
+  grep -q 'all sizes: 24 points' '$work/lenient.out'"
 
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   check "--plot writes a PNG" bash -c "

@@ -5,6 +5,7 @@
 #include "ddlsim/calibrate/validation.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/topologies/presets.hpp"
 #include "error_of.hpp"
 
 #include <catch2/catch.hpp>
@@ -60,7 +61,7 @@ TEST_CASE("calibration files are read strictly") {
   Json m = to_json(sample());
   m["links"]["pcie"] = {{"latency_ns", 1}};
   CHECK_THAT(error_of([&] { calibration_from_json(m, "c.json"); }),
-             Catch::Contains("/links/pcie") && Catch::Contains("bandwidth_gbps"));
+             Catch::Contains("/links/pcie") && Catch::Contains("efficiency"));
 }
 
 TEST_CASE("applying a calibration sets the calibrated classes and leaves the others") {
@@ -73,17 +74,101 @@ TEST_CASE("applying a calibration sets the calibrated classes and leaves the oth
   node.nic_bytes_per_second = 25e9;
   spec.node_groups.push_back({node, 2});
   spec.fabric.link_bytes_per_second = 50e9;
+  const topo::ClusterSpec nominal = spec;
   const EngineCalibration engine = apply_calibration(sample(), spec, 1);
   const topo::NodeSpec& out = spec.node_groups[0].spec;
-  CHECK(out.nic_bytes_per_second == Approx(10e9 * 0.25)); // the ll protocol's factor
+  // This node's nominal rate x the efficiency (0.8) x the ll protocol's factor.
+  CHECK(out.nic_bytes_per_second == Approx(25e9 * 0.8 * 0.25));
   CHECK(out.nic_latency == 5 * kPsPerUs);
-  CHECK(out.nvlink_bytes_per_second == Approx(200e9 * 0.25));
+  CHECK(out.nvlink_bytes_per_second == Approx(300e9 * 0.5 * 0.25));
   CHECK(out.pcie_bytes_per_second == 25e9);      // not calibrated
   CHECK(spec.fabric.link_bytes_per_second == 0); // single switch: the port follows the NIC
   CHECK(engine.per_step_overhead == 400 * kPsPerNs);
   CHECK(engine.launch_overhead == 3 * kPsPerUs);
-  apply_calibration(sample(), spec, 0);
-  CHECK(spec.node_groups[0].spec.nic_bytes_per_second == Approx(10e9)); // idempotent
+  topo::ClusterSpec plain = nominal;
+  apply_calibration(sample(), plain, 0);
+  CHECK(plain.node_groups[0].spec.nic_bytes_per_second == Approx(25e9 * 0.8));
+}
+
+TEST_CASE("a calibration fitted on system X scales system Y's nominal rates, not X's") {
+  // Fitted on a node with 100 GB/s NVLink and 12.5 GB/s NICs; applied to one with 450 GB/s
+  // NVLink and 50 GB/s NICs.
+  Calibration c = sample(); // network efficiency 0.8, NVLink 0.5
+  topo::ClusterSpec y;
+  topo::NodeSpec node;
+  node.gpus = 8;
+  node.intra = topo::IntraNode::nvswitch;
+  node.nvlink_bytes_per_second = 450e9;
+  node.pcie_bytes_per_second = 64e9;
+  node.nic_bytes_per_second = 50e9;
+  y.node_groups.push_back({node, 2});
+  apply_calibration(c, y, 0);
+  CHECK(y.node_groups[0].spec.nic_bytes_per_second == Approx(0.8 * 50e9));
+  CHECK(y.node_groups[0].spec.nvlink_bytes_per_second == Approx(0.5 * 450e9));
+  // Doubling Y's nominal NIC rate doubles the calibrated one (a response, not a replacement).
+  topo::ClusterSpec faster = y;
+  faster.node_groups[0].spec = node;
+  faster.node_groups[0].spec.nic_bytes_per_second = 100e9;
+  apply_calibration(c, faster, 0);
+  CHECK(faster.node_groups[0].spec.nic_bytes_per_second == Approx(0.8 * 100e9));
+
+  // A format-1 file (absolute rates) is still read, and applies its rates as before.
+  Json old = to_json(c);
+  old["format"] = "ddlsim-calibration-1";
+  for (auto& [group, link] : old["links"].items()) {
+    link["bandwidth_gbps"] = link["fitted_bandwidth_gbps"];
+    link.erase("fitted_bandwidth_gbps");
+  }
+  old.erase("fitted_on");
+  const Calibration absolute = calibration_from_json(old, "old.json");
+  CHECK_FALSE(absolute.relative);
+  topo::ClusterSpec z = y;
+  z.node_groups[0].spec = node;
+  apply_calibration(absolute, z, 0);
+  CHECK(z.node_groups[0].spec.nic_bytes_per_second == Approx(10e9)); // the fitted rate itself
+  CHECK(to_json(absolute)["format"] == "ddlsim-calibration-1");
+  REQUIRE(calibration_differences(absolute, z).size() == 1);
+  CHECK_THAT(calibration_differences(absolute, z)[0],
+             Catch::Contains("format-1") && Catch::Contains("refit"));
+}
+
+TEST_CASE("a calibration records what it was fitted on and says what differs elsewhere") {
+  topo::NodeSpec h100;
+  h100.gpu_model = "H100-SXM5-80GB";
+  h100.gpus = 8;
+  h100.nics = 8;
+  h100.intra = topo::IntraNode::nvswitch;
+  h100.transport = topo::Transport::ib;
+  Calibration c = sample();
+  c.fitted_on = fitted_on(h100, 2);
+  c.fitted_on->nccl_version = "NCCL 2.18.5+cuda12.2";
+  CHECK(c.fitted_on->compute_capability == 90);
+  const Calibration read = calibration_from_json(to_json(c), "c.json");
+  REQUIRE(read.fitted_on);
+  CHECK(read.fitted_on->gpu_model == "H100-SXM5-80GB");
+  CHECK(read.fitted_on->transport == "ib");
+  CHECK(read.fitted_on->nics_per_node == 8);
+  CHECK(read.fitted_on->nccl_version == "NCCL 2.18.5+cuda12.2");
+
+  topo::ClusterSpec same;
+  same.node_groups.push_back({h100, 4});
+  CHECK(calibration_differences(read, same).empty()); // more nodes of the same kind: no warning
+
+  topo::NodeSpec a100 = h100;
+  a100.gpu_model = "A100-SXM4-80GB";
+  a100.nics = 4;
+  a100.transport = topo::Transport::efa;
+  topo::ClusterSpec other;
+  other.node_groups.push_back({a100, 2});
+  const std::vector<std::string> lines = calibration_differences(read, other);
+  REQUIRE(lines.size() == 1);
+  CHECK_THAT(lines[0], Catch::StartsWith("/topology/nodes/0: ") &&
+                           Catch::Contains("\"H100-SXM5-80GB\" (sm_90) fitted") &&
+                           Catch::Contains("\"A100-SXM4-80GB\" (sm_80) here") &&
+                           Catch::Contains("another GPU generation") &&
+                           Catch::Contains("NICs per node 8 fitted, 4 here") &&
+                           Catch::Contains("transport ib fitted, efa here"));
+  CHECK_THAT(lines[0], !Catch::Contains("GPUs per node"));
 }
 
 TEST_CASE("a calibration targets node groups by preset or pointer, and several combine") {
@@ -111,7 +196,9 @@ TEST_CASE("a calibration targets node groups by preset or pointer, and several c
   const auto& groups = s.topology.node_groups;
   CHECK(groups[0].spec.nic_bytes_per_second == Approx(10e9)); // nodes/0: old.json
   CHECK(groups[0].spec.nic_latency == 5 * kPsPerUs);
-  CHECK(groups[1].spec.nic_bytes_per_second == Approx(40e9)); // preset dgx-a100: new.json
+  // preset dgx-a100: new.json, its efficiency (0.9) times the preset's NIC rate
+  CHECK(groups[1].spec.nic_bytes_per_second ==
+        Approx(0.9 * topo::find_node_preset("dgx-a100")->nic_bytes_per_second));
   CHECK(groups[1].spec.nic_latency == 2 * kPsPerUs);
   // The second dgx1-v100 group is in neither: it keeps its preset's NIC (100 Gb/s).
   CHECK(groups[2].spec.nic_bytes_per_second == Approx(12.5e9));
@@ -147,7 +234,8 @@ TEST_CASE(
       {"workload", {{"type", "collective"}, {"op", "all_reduce"}, {"sizes", {1024}}}},
       {"calibration", "cal/c.json"}};
   const Scenario s = load_scenario(scenario, "s.json", dir);
-  CHECK(s.topology.node_groups[0].spec.nic_bytes_per_second == Approx(10e9));
+  CHECK(s.topology.node_groups[0].spec.nic_bytes_per_second ==
+        Approx(0.8 * topo::find_node_preset("dgx-a100")->nic_bytes_per_second));
   CHECK(s.topology.node_groups[0].spec.nic_latency == 5 * kPsPerUs);
   CHECK(s.engine.per_step_overhead == 2 * kPsPerUs);
   CHECK(s.engine.launch_overhead == 3 * kPsPerUs);

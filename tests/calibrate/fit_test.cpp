@@ -127,7 +127,7 @@ TEST_CASE("the fit responds to the data: a slower network gives a lower efficien
   std::vector<double> efficiencies;
   for (double scale : {1.0, 2.0}) {
     Calibration c = truth();
-    c.link(LinkGroup::network).bytes_per_second /= scale;
+    c.link(LinkGroup::network).efficiency /= scale; // relative to the node's nominal rate
     const std::vector<Prediction> t = model.predict(c, points);
     for (std::size_t i = 0; i < points.size(); ++i) points[i].seconds = t[i].seconds;
     efficiencies.push_back(value_of(fit_calibration(model, points, options), "network.efficiency"));
@@ -212,4 +212,20 @@ TEST_CASE("a fit that needs an efficiency above 1 is flagged as a model mismatch
       cross_validate(model, points, parse_cross_validation("kfold:2"), options, 0);
   REQUIRE(report.mismatches.size() == 2);
   CHECK_THAT(report.mismatches[0], Catch::StartsWith("fit 1: network.efficiency = "));
+}
+
+TEST_CASE("a fit never calls a parameter with a relative standard error above 50% determined") {
+  const PointModel model(small_cluster());
+  // One row cannot determine seven parameters: whatever the fit says, none above 50% counts.
+  std::vector<MeasuredPoint> points = ring_points(4, 1 << 20, 1 << 20);
+  points[0].seconds = model.predict(truth(), points)[0].seconds * 1.3;
+  FitOptions options;
+  options.protocols = {"simple"};
+  const FitReport fit = fit_calibration(model, points, options);
+  int undetermined = 0;
+  for (const ParameterEstimate& p : fit.parameters) {
+    if (p.identified) CHECK(p.relative_se <= kMaxDeterminedRelativeError);
+    undetermined += p.identified ? 0 : 1;
+  }
+  CHECK(undetermined >= 5); // 7 parameters, one measurement
 }

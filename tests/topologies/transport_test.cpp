@@ -122,6 +122,26 @@ TEST_CASE("transports: socket caps the NIC at streams x the per-stream rate (clo
   CHECK(nic_link_rate(build(two_boxes("")), 0) == gbps_to_bytes_per_second(100)); // default ib
 }
 
+TEST_CASE("transports: without helper threads one proxy core copies both directions of a NIC") {
+  CHECK(socket_proxy_share(0, 1, 1) == 0.5); // one rank's proxy drives the NIC: half each way
+  CHECK(socket_proxy_share(0, 4, 4) == 0.5); // GH200 quad: a NIC per GPU
+  CHECK(socket_proxy_share(0, 8, 1) == 1.0); // the rings' entry and exit ranks: a core each way
+  CHECK(socket_proxy_share(0, 8, 4) == 1.0);
+  CHECK(socket_proxy_share(2, 1, 1) == 1.0); // helper threads: per connection, per direction
+  // A GPU per NIC: the NIC link runs at half a stream; with helper threads, at the streams'.
+  const std::string one_per_nic = R"({"nodes": [{"count": 2, "gpus": 4, "gpu_model": "GH200",
+      "intra": "nvlink_all_to_all", "nvlink_bandwidth_gbps": 1200, "pcie_bandwidth_gbps": 252,
+      "nics": 4, "nic_bandwidth_gbps": 200, "transport": "socket")";
+  CHECK(nic_link_rate(build(one_per_nic + "}]}"), 0) ==
+        Approx(gbps_to_bytes_per_second(kDefaultSocketStreamGbps) / 2));
+  CHECK(nic_link_rate(
+            build(one_per_nic + R"(, "socket_nthreads": 1, "socket_nsocks_perthread": 2}]})"), 1) ==
+        Approx(gbps_to_bytes_per_second(2 * kDefaultSocketStreamGbps)));
+  // Halving the per-stream rate halves the NIC link's (a monotonic response).
+  CHECK(nic_link_rate(build(one_per_nic + R"(, "socket_stream_gbps": 17}]})"), 0) ==
+        Approx(gbps_to_bytes_per_second(8.5)));
+}
+
 TEST_CASE("transports: socket bytes bounce through host memory, GPUDirect ones do not") {
   for (const char* t : {"ib", "socket"}) {
     INFO(t);
@@ -151,7 +171,8 @@ TEST_CASE("transports: bad names and keys are errors that say what to write") {
       "transport": "socket"}]})";
   CHECK(parse(p5).node_groups.at(0).spec.transport == Transport::socket);
   const Topology p5_socket = build(p5);
-  CHECK(nic_link_rate(p5_socket, 0) == gbps_to_bytes_per_second(kDefaultSocketStreamGbps));
+  // 8 GPUs over 32 NICs: each NIC driven by one rank's proxy, half a stream each way.
+  CHECK(nic_link_rate(p5_socket, 0) == gbps_to_bytes_per_second(kDefaultSocketStreamGbps) / 2);
 }
 
 TEST_CASE("transports: a preset with NICs must name its transport") {

@@ -128,9 +128,11 @@ double transport_nic_bytes_per_second(const NodeSpec& spec) {
   if (spec.transport != Transport::socket) return spec.nic_bytes_per_second;
   // NCCL splits each message evenly over the connection's sockets (net_socket.cc: tasks of
   // max(64 KiB, size / nSocks)), so the connection runs at streams x the slowest stream's rate
-  // (S. Jeaugey, NVIDIA/nccl-tests#83), and never above the NIC.
+  // (S. Jeaugey, NVIDIA/nccl-tests#83), and never above the NIC; with no helper thread the
+  // rank's proxy thread moves both directions itself (socket_proxy_share).
   const double ceiling = socket_streams(spec.socket_nthreads, spec.socket_nsocks_perthread) *
-                         spec.socket_stream_bytes_per_second;
+                         spec.socket_stream_bytes_per_second *
+                         socket_proxy_share(spec.socket_nthreads, spec.gpus, spec.nics);
   return std::min(spec.nic_bytes_per_second, ceiling);
 }
 

@@ -38,4 +38,9 @@ int socket_streams(int threads, int socks_per_thread) {
   return std::max(1, per_thread * threads);
 }
 
+double socket_proxy_share(int threads, int gpus, int nics) {
+  if (threads > 0) return 1.0;
+  return gpus >= 2 * std::max(1, nics) ? 1.0 : 0.5;
+}
+
 } // namespace ddlsim::topo

@@ -43,8 +43,10 @@ TEST_CASE("transports: socket is slower than GPUDirect on the same hardware, in 
           "by the stream ceiling") {
   const std::uint64_t bytes = std::uint64_t{64} << 20;
   // Ring all-reduce on 2 ranks: each rank sends n/2 twice, so n bytes cross each NIC one way.
-  // NCCL's default socket connection: 1 stream at kDefaultSocketStreamGbps.
-  const double ceiling = gbps_to_bytes_per_second(topo::kDefaultSocketStreamGbps);
+  // NCCL's default socket connection: 1 stream at kDefaultSocketStreamGbps, driven by the rank's
+  // proxy thread, which copies both directions on one core (one GPU per NIC): half each way.
+  const double ceiling =
+      gbps_to_bytes_per_second(topo::kDefaultSocketStreamGbps) * topo::socket_proxy_share(0, 1, 1);
   const double bound = static_cast<double>(bytes) / ceiling;
   const std::vector<std::pair<const char*, sim::EngineKind>> engines{
       {"analytic", sim::AnalyticEngineSpec{}},
@@ -54,7 +56,7 @@ TEST_CASE("transports: socket is slower than GPUDirect on the same hardware, in 
     INFO(name);
     const double socket = seconds("socket", engine, bytes);
     const double ib = seconds("ib", engine, bytes);
-    CHECK(socket > 2.5 * ib); // 100 / 34 = 2.9 on the wire
+    CHECK(socket > 5.0 * ib); // 100 / 17 = 5.9 on the wire
     CHECK(socket >= bound);
     // The rest is latency, the reduction and each engine's own overheads: packet headers, and
     // the flow engine's LV08 TCP model (bandwidth x 0.97, and 5% of each flow's rate on the

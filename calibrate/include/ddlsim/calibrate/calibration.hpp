@@ -1,7 +1,13 @@
 // A calibration: what `ddlsim calibrate` fits and a scenario references with
-// "calibration": "file.json". It sets, per link class, the latency and effective bandwidth of
-// the cluster spec's links, and the engine's per-step overhead, launch overhead and GPU
-// reduction rate, so every engine that reads the scenario inherits it. Protocols model NCCL's
+// "calibration": "file.json". It sets, per link class, the latency and the efficiency of the
+// cluster spec's links (the fraction of the link's nominal rate a collective reaches), and the
+// engine's per-step overhead, launch overhead and GPU reduction rate, so every engine that reads
+// the scenario inherits it. Efficiencies are relative: applied to another system they scale
+// that system's nominal rates, so a calibration fitted on one system carries over to a similar
+// one; latencies and overheads are absolute, belong to the GPU generation and transport they
+// were fitted on, and `fitted_on` records that system so that applying the calibration to a
+// different one warns (calibration_differences). Files of the first format
+// ("ddlsim-calibration-1") stored absolute rates and are still read as such. Protocols model NCCL's
 // LL / LL128 / Simple: each scales every bandwidth and replaces the per-step overhead; the first
 // protocol is the one `ddlsim run` applies (the bandwidth protocol), and the model of measured
 // points (point_model.hpp) takes the fastest, as NCCL's tuner does.
@@ -35,11 +41,31 @@ inline constexpr std::array<LinkGroup, 3> kLinkGroups{LinkGroup::nvlink, LinkGro
 std::string_view to_string(LinkGroup group);
 
 struct LinkCalibration {
-  bool set = false;            // false: the scenario's own values stay
-  Picoseconds latency = 0;     // per link, as the spec's *_latency_ns
-  double bytes_per_second = 0; // effective per-link bandwidth (the spec's *_bandwidth_gbps)
-  double efficiency = 0;       // bytes_per_second / the source system's nominal rate (report)
+  bool set = false;        // false: the scenario's own values stay
+  Picoseconds latency = 0; // per link, as the spec's *_latency_ns
+  // Effective per-link bandwidth on the system it was fitted on (the spec's *_bandwidth_gbps);
+  // applied as such only by a format-1 (absolute) calibration.
+  double bytes_per_second = 0;
+  // bytes_per_second / the fitted system's nominal rate: what a (relative) calibration applies,
+  // times the target node's own nominal rate.
+  double efficiency = 0;
 };
+
+// The system a calibration was fitted on (its first node group), as the scenario or the logs
+// describe it. Empty / 0 fields are unknown.
+struct FittedOn {
+  std::string gpu_model;      // e.g. "H100-SXM5-80GB"
+  int compute_capability = 0; // x10, e.g. 90; 0 = not an NVIDIA GPU ddlsim knows
+  int gpus_per_node = 0;
+  int nics_per_node = 0;
+  std::string intra;     // "nvswitch", "nvlink_hybrid_cube_mesh", ...
+  std::string transport; // "ib", "socket", ...
+  int nodes = 0;
+  std::string nccl_version; // as the log says, e.g. "NCCL 2.18.5+cuda12.2"; "" = not said
+};
+
+// What a node group of a cluster is, in FittedOn's terms (nccl_version left empty).
+FittedOn fitted_on(const topo::NodeSpec& node, int nodes);
 
 struct ProtocolCalibration {
   std::string name = "simple";
@@ -55,6 +81,9 @@ struct Calibration {
   // Node groups this calibration applies to (node_group_matches); empty = all.
   std::vector<std::string> node_groups;
   Json source = Json::object(); // what it was fitted from, residuals, assumptions (free form)
+  // false: a format-1 file, whose link rates are absolute (they replace the target's).
+  bool relative = true;
+  std::optional<FittedOn> fitted_on; // absent in format-1 files
 
   LinkCalibration& link(LinkGroup g) { return links[static_cast<std::size_t>(g)]; }
   const LinkCalibration& link(LinkGroup g) const { return links[static_cast<std::size_t>(g)]; }
@@ -69,8 +98,9 @@ struct EngineCalibration {
 
 // Sets the calibrated link classes of the node groups the calibration targets (NVLink, PCIe,
 // NIC rate and latency; on a single_switch fabric the port rate follows the NIC) under
-// `protocol` (index into calibration.protocols; its bandwidth factor scales them). Idempotent:
-// values are absolute. Throws InputError (at "/node_groups") when a selector matches no group.
+// `protocol` (index into calibration.protocols; its bandwidth factor scales them): each rate is
+// the target node's nominal rate times the calibrated efficiency (format 1: the absolute rate).
+// Throws InputError (at "/node_groups") when a selector matches no group.
 EngineCalibration apply_calibration(const Calibration& calibration, topo::ClusterSpec& spec,
                                     std::size_t protocol = 0);
 
@@ -84,6 +114,14 @@ EngineCalibration apply_calibrations(std::span<const Calibration> calibrations,
 // GPU model (e.g. "A100-SXM4-80GB"), or its JSON pointer "/topology/nodes/INDEX".
 bool node_group_matches(const topo::ClusterSpec& spec, std::size_t index,
                         const std::string& selector);
+
+// One line per way the node groups a calibration applies to differ from the system it was
+// fitted on (GPU model or generation, GPUs or NICs per node, intra-node kind, transport), each
+// naming both values; a line for a format-1 calibration (absolute rates, no record of its
+// system). Empty = the same kind of system. Callers print these as warnings: a calibration
+// carried to another system is a documented workflow, not an error.
+std::vector<std::string> calibration_differences(const Calibration& calibration,
+                                                 const topo::ClusterSpec& spec);
 
 // The nominal (uncalibrated) per-link rate of a group in a node spec, for efficiencies.
 double nominal_bytes_per_second(const topo::NodeSpec& node, LinkGroup group);

@@ -23,10 +23,15 @@ struct FitOptions {
   int max_iterations = 100;
 };
 
+// A parameter counts as determined by the data only up to this relative standard error.
+inline constexpr double kMaxDeterminedRelativeError = 0.5;
+
 struct ParameterEstimate {
   std::string name; // e.g. "network.latency_ns"
   double value = 0;
   double relative_se = 0; // standard error / value (from the log-space fit)
+  // The data constrain it more than its prior does, with relative_se at most
+  // kMaxDeterminedRelativeError.
   bool identified = false;
 };
 

@@ -12,9 +12,10 @@
 
 namespace ddlsim::calib {
 
-// A JSON report (first non-space character '{') or an nccl-tests log.
+// A JSON report (first non-space character '{') or an nccl-tests log (`lenient`: rows that do
+// not parse are skipped with a warning in MeasuredSet::warnings, parse_nccl_log).
 MeasuredSet read_measured_file(const std::filesystem::path& file, const SystemHints& hints,
-                               NcclColumn column = NcclColumn::out_of_place);
+                               NcclColumn column = NcclColumn::out_of_place, bool lenient = false);
 
 // A generic cluster for a system no scenario describes: `nodes` nodes of `gpus_per_node` GPUs
 // (NVSwitch-like uniform NVLink when > 1 GPU, else PCIe), one NIC each, on one switch, with

@@ -44,6 +44,8 @@ struct MeasuredSet {
   std::string kind;   // "nccl-tests" or "ddlsim-report"
   MeasuredSystem system;
   std::vector<MeasuredPoint> points;
+  // Rows skipped under --lenient, "file:line: why"; callers print them as warnings.
+  std::vector<std::string> warnings;
 };
 
 } // namespace ddlsim::calib

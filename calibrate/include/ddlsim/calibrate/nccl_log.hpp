@@ -51,12 +51,17 @@ struct NcclTable {
 struct NcclLog {
   std::string source;
   std::vector<NcclTable> tables;
+  // lenient only: "source:line: why (row skipped)" for each row that did not parse.
+  std::vector<std::string> warnings;
 };
 
-// Throws InputError naming "source:line" for a table row it cannot read and for a table header
-// with no rows under it, and naming the source for a log without any results table.
-NcclLog parse_nccl_log(std::string_view text, const std::string& source);
-NcclLog parse_nccl_log_file(const std::filesystem::path& file);
+// Throws InputError naming "source:line" for a table row it cannot read (including a results
+// row after its table ended, e.g. at a warning line in the middle of the table), and for a
+// table header with no rows under it, and naming the source for a log without any results
+// table. `lenient` (calibrate / validate --lenient): a row that does not parse is skipped with a
+// warning in NcclLog::warnings instead.
+NcclLog parse_nccl_log(std::string_view text, const std::string& source, bool lenient = false);
+NcclLog parse_nccl_log_file(const std::filesystem::path& file, bool lenient = false);
 
 // True when the text looks like nccl-tests output (a results table header), so that `calibrate`
 // can tell logs from JSON reports.
@@ -81,6 +86,7 @@ struct SystemHints {
 // rank count (the same run repeated) are never merged: the one with the most rows is used (the
 // first of equals) and a note names the tables left out. Bandwidth-only tables get their times
 // from the bandwidth and the bus factor, with a note saying so.
+// (The log's warnings become the set's.)
 MeasuredSet to_measured_set(const NcclLog& log, const SystemHints& hints,
                             NcclColumn column = NcclColumn::out_of_place);
 

@@ -103,6 +103,9 @@ struct Scenario {
     std::vector<std::string> node_groups;
   };
   std::vector<CalibrationRef> calibrations;
+  // What the user should know but is no error: a calibration fitted on another kind of system
+  // (calib::calibration_differences). Commands print them on stderr.
+  std::vector<std::string> warnings;
 };
 
 // Loads a scenario file. Throws InputError on any problem.

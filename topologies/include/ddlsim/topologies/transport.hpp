@@ -51,4 +51,16 @@ inline constexpr double kDefaultSocketStreamGbps = 34.0;
 // the proxy thread drives.
 int socket_streams(int threads, int socks_per_thread);
 
+// The share of a stream's rate each direction of a NIC gets from the CPU threads that copy its
+// bytes. With helper threads (threads > 0) every connection has its own, and NCCL's send and
+// receive connections are separate comms with separate threads (net_socket.cc): 1. With none,
+// the socket is driven by the rank's one proxy progress thread (net_socket.cc
+// ncclNetSocketTest, "progress request using main thread"; one proxy thread per rank,
+// src/proxy.cc), which copies the rank's sends and its receives on one core. A NIC that one
+// rank drives (a GPU per NIC or more NICs) gets half of that core each way (an all-reduce
+// sends and receives alike); a NIC shared by two GPUs or more is driven by at least two ranks,
+// NCCL's rings entering the node at one and leaving at the other, each half a core in each
+// direction: 1.
+double socket_proxy_share(int threads, int gpus, int nics);
+
 } // namespace ddlsim::topo
