@@ -5,12 +5,15 @@
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "error_of.hpp"
+#include "nccl_run.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace ddlsim;
 using Catch::Matchers::Contains;
+using Run = ddlsim::test_support::NcclRun;
 using ddlsim::test_support::error_of;
+using ddlsim::test_support::run_nccl;
 
 namespace {
 
@@ -29,30 +32,13 @@ Scenario scenario_with(const std::string& patch) {
   return load_scenario(json, "s.json", ".");
 }
 
-struct Run {
-  sim::EngineResult result;
-  models::NcclChoice choice;
-};
-
-Run run(const Scenario& scenario, std::uint64_t bytes) {
-  const CollectiveWorkload& workload = scenario.workload.collective;
-  const topo::Topology topology = topo::build_topology(scenario.topology);
-  topo::Router router(topology);
-  sim::CommonOptions options;
-  auto tuner = std::make_shared<const models::NcclTuner>(*workload.nccl_system, workload.nccl);
-  options.nccl = tuner;
-  const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
-  return {sim::simulate(call, topology, router, scenario.engine, options),
-          tuner->choose(workload.op, bytes)};
-}
-
 } // namespace
 
 TEST_CASE("nccl algorithm: each size runs NCCL's choice and the result says which") {
   const Scenario scenario = scenario_with("{}");
   REQUIRE(scenario.workload.collective.nccl_system);
   for (std::uint64_t bytes : {std::uint64_t{4} << 10, std::uint64_t{1} << 20}) {
-    const Run r = run(scenario, bytes);
+    const Run r = run_nccl(scenario, bytes);
     CHECK(r.result.algorithm == r.choice.generator);
     CHECK(r.result.nccl_choice == r.choice.describe());
     CHECK(r.result.nccl_model_seconds == Approx(r.choice.model_seconds));
@@ -60,7 +46,7 @@ TEST_CASE("nccl algorithm: each size runs NCCL's choice and the result says whic
     CHECK(r.result.time > models::nccl_call_overhead(r.choice.algorithm, r.choice.protocol));
   }
   // Larger calls take longer and launch at least as many channels.
-  const Run small = run(scenario, 4 << 10), large = run(scenario, 1 << 30);
+  const Run small = run_nccl(scenario, 4 << 10), large = run_nccl(scenario, 1 << 30);
   CHECK(large.result.time > small.result.time);
   CHECK(large.choice.channels >= small.choice.channels);
   CHECK(large.choice.channels == scenario.workload.collective.nccl_system->channels);
@@ -68,9 +54,9 @@ TEST_CASE("nccl algorithm: each size runs NCCL's choice and the result says whic
 
 TEST_CASE("nccl algorithm: a calibrated launch overhead replaces NCCL's base latency") {
   Scenario scenario = scenario_with("{}");
-  const Run plain = run(scenario, 1 << 20);
+  const Run plain = run_nccl(scenario, 1 << 20);
   scenario.engine.launch_overhead = 1; // 1 ps
-  const Run calibrated = run(scenario, 1 << 20);
+  const Run calibrated = run_nccl(scenario, 1 << 20);
   CHECK(plain.result.time - calibrated.result.time ==
         models::nccl_call_overhead(plain.choice.algorithm, plain.choice.protocol) - 1);
 }
@@ -78,13 +64,13 @@ TEST_CASE("nccl algorithm: a calibrated launch overhead replaces NCCL's base lat
 TEST_CASE("nccl algorithm: the scenario's forced keys are honoured") {
   const Scenario scenario =
       scenario_with(R"({"workload": {"nccl": {"protocol": "Simple", "channels": 4}}})");
-  const Run r = run(scenario, 1 << 30);
+  const Run r = run_nccl(scenario, 1 << 30);
   CHECK_THAT(r.result.nccl_choice, Contains("/Simple, 4 channels"));
   const Scenario ring = scenario_with(
       R"({"workload": {"nccl": {"algorithm": "ring", "protocol": "Simple", "channels": 4}}})");
-  CHECK(run(ring, 1 << 30).result.nccl_choice == "ring/Simple, 4 channels");
+  CHECK(run_nccl(ring, 1 << 30).result.nccl_choice == "ring/Simple, 4 channels");
   const Scenario ll = scenario_with(R"({"workload": {"nccl": {"protocol": "ll"}}})");
-  CHECK_THAT(run(ll, 1 << 30).result.nccl_choice, Contains("/LL,"));
+  CHECK_THAT(run_nccl(ll, 1 << 30).result.nccl_choice, Contains("/LL,"));
 }
 
 TEST_CASE("nccl algorithm: bad keys are rejected with their JSON pointer") {

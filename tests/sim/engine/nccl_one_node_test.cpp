@@ -8,6 +8,7 @@
 #include "ddlsim/topologies/presets.hpp"
 #include "ddlsim/topologies/router.hpp"
 #include "error_of.hpp"
+#include "nccl_run.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -16,6 +17,8 @@
 
 using namespace ddlsim;
 using Catch::Matchers::Contains;
+using Run = ddlsim::test_support::NcclRun;
+using ddlsim::test_support::run_nccl;
 
 namespace {
 
@@ -31,23 +34,6 @@ Scenario scenario_of(const char* preset) {
     "workload": {"type": "collective", "op": "all_reduce", "algorithm": "nccl",
                  "sizes": ["8B"]}})"),
                        "s.json", ".");
-}
-
-struct Run {
-  sim::EngineResult result;
-  models::NcclChoice choice;
-};
-
-Run run(const Scenario& scenario, std::uint64_t bytes) {
-  const CollectiveWorkload& workload = scenario.workload.collective;
-  const topo::Topology topology = topo::build_topology(scenario.topology);
-  topo::Router router(topology);
-  sim::CommonOptions options;
-  auto tuner = std::make_shared<const models::NcclTuner>(*workload.nccl_system, workload.nccl);
-  options.nccl = tuner;
-  const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
-  return {sim::simulate(call, topology, router, scenario.engine, options),
-          tuner->choose(workload.op, bytes)};
 }
 
 } // namespace
@@ -113,7 +99,7 @@ TEST_CASE("nccl one node: nccl_ring's sends on a cube-mesh each cross one NVLink
 TEST_CASE("nccl one node: a cube-mesh all-reduce runs at its NVLinks' rate, not PCIe's") {
   const Scenario scenario = scenario_of("dgx1-v100");
   const std::uint64_t bytes = std::uint64_t{128} << 20;
-  const Run r = run(scenario, bytes);
+  const Run r = run_nccl(scenario, bytes);
   REQUIRE(r.choice.algorithm == models::NcclAlgorithm::ring);
   // busbw = 2(p-1)/p · n / t; six NVLinks of 25 GB/s per GPU give at most 150 GB/s, one PCIe
   // 3.0 link (15.75 GB/s) far less.
@@ -127,7 +113,7 @@ TEST_CASE("nccl one node: a small ring all-reduce costs NCCL's base plus 2(p-1) 
   // NCCL's model for one node (tuning.cc): baseLatency + 2(p-1)·hwLatency, the hop covering the
   // link. On a DGX H100 the path (2 x 300 ns) equals NCCL's NVLink LL hop (0.6 us), so a tiny
   // all-reduce takes what NCCL's own model says: 6.6 + 14 x 0.6 = 15 us.
-  const Run r = run(scenario_of("dgx-h100"), 8);
+  const Run r = run_nccl(scenario_of("dgx-h100"), 8);
   REQUIRE(r.choice.algorithm == models::NcclAlgorithm::ring);
   REQUIRE(r.choice.protocol == models::NcclProtocol::ll);
   CHECK(static_cast<double>(r.result.time) == Approx(15e6).epsilon(0.01));
@@ -145,7 +131,7 @@ TEST_CASE("nccl one node: NVLS moves fewer payload bytes per NVLink byte and pay
   // Direction: at a large size the NVLS call is slower than its bytes at the full link rate, by
   // about the efficiency (the fixed 25 us is small there).
   const std::uint64_t bytes = std::uint64_t{1} << 30;
-  const Run r = run(scenario, bytes);
+  const Run r = run_nccl(scenario, bytes);
   REQUIRE(r.choice.algorithm == models::NcclAlgorithm::nvls);
   coll::CollectiveCall call =
       make_collective_call(scenario.workload.collective, scenario.topology, bytes);
