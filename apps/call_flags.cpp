@@ -4,6 +4,7 @@
 #include "ddlsim/core/suggest.hpp"
 #include "ddlsim/core/units.hpp"
 
+#include <cctype>
 #include <initializer_list>
 #include <vector>
 
@@ -42,6 +43,20 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) 
     throw InputError(flag,
                      "expected a byte size such as 8, 4096 or \"1GiB\", found \"" + text + "\"");
   return *bytes;
+}
+
+std::uint64_t parse_nccl_tests_size_flag(const std::string& flag, const std::string& text) {
+  std::string trimmed;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) trimmed.push_back(c);
+  if (!trimmed.empty()) {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(trimmed.back())));
+    const bool digit_before =
+        trimmed.size() > 1 && std::isdigit(static_cast<unsigned char>(trimmed[trimmed.size() - 2]));
+    if (digit_before && (unit == 'K' || unit == 'M' || unit == 'G' || unit == 'T'))
+      return parse_size_flag(flag, trimmed.substr(0, trimmed.size() - 1) + unit + "iB");
+  }
+  return parse_size_flag(flag, text);
 }
 
 } // namespace ddlsim::cli

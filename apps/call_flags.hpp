@@ -17,4 +17,9 @@ void set_call_names(coll::CollectiveCall& call, const std::string& op, const std
 // The byte size given to `flag` ("4096", "64KiB", "1GiB"); throws InputError naming the flag.
 std::uint64_t parse_size_flag(const std::string& flag, const std::string& text);
 
+// A size as nccl-tests reads its -b/-e flags: a bare K, M, G or T suffix is binary (1K = 1024,
+// nccl-tests' parsesize()), so `ddlsim real -b 1K` runs what `all_reduce_perf -b 1K` runs.
+// Explicit units keep their meaning ("1KB" = 1000, "1KiB" = 1024).
+std::uint64_t parse_nccl_tests_size_flag(const std::string& flag, const std::string& text);
+
 } // namespace ddlsim::cli

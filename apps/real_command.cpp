@@ -146,8 +146,8 @@ coll::CollectiveCall base_call(const RealOptions& o) {
 // nccl-tests sizes: from -b to -e multiplying by -f, each rounded down to whole elements (and to
 // a multiple of the rank count where the op splits the buffer into equal blocks).
 std::vector<std::uint64_t> sweep_sizes(const RealOptions& o, const coll::CollectiveCall& call) {
-  const std::uint64_t low = parse_size_flag("-b", o.min_bytes),
-                      high = parse_size_flag("-e", o.max_bytes);
+  const std::uint64_t low = parse_nccl_tests_size_flag("-b", o.min_bytes),
+                      high = parse_nccl_tests_size_flag("-e", o.max_bytes);
   if (low > high) throw InputError("-b", "the first size is larger than -e");
   if (!(o.factor > 1) && low != high)
     throw InputError("-f", "the size factor must be greater than 1");
@@ -177,6 +177,44 @@ real::HostFault parse_fault(const std::string& text) {
   fault.rank = rank;
   fault.step = step;
   return fault;
+}
+
+// Steps `rank` starts in one run of `schedule`, counted up to `limit` (a fault's step index is
+// compared with it, so counting further would only cost time on a large schedule).
+std::uint64_t steps_started_per_run(const coll::Schedule& schedule, int rank, std::uint64_t limit) {
+  std::uint64_t steps = 0;
+  for (int channel = 0; channel < schedule.channels() && steps < limit; ++channel) {
+    coll::StepStream program = schedule.program(rank, channel);
+    while (steps < limit && program.next() != nullptr) ++steps;
+  }
+  return steps;
+}
+
+// A fault that would never fire injects nothing, and the run would "pass" the test the user
+// meant to fail: refuse it. A rank starts the same steps in every warm-up and timed run (the
+// host backend counts them across runs), so the reachable indices are [0, steps x runs).
+void check_fault_reachable(const real::HostOptions& host,
+                           const std::vector<coll::Schedule>& schedules) {
+  const real::HostFault& fault = host.fault;
+  if (fault.kind == real::HostFault::Kind::none) return;
+  const int ranks = schedules.front().ranks();
+  if (fault.rank >= ranks)
+    throw InputError("--fault", "rank " + std::to_string(fault.rank) + " is not below " +
+                                    std::to_string(ranks) + "; choose a rank in [0, " +
+                                    std::to_string(ranks - 1) + "]");
+  const auto runs = std::uint64_t(host.warmup + host.iterations);
+  for (const coll::Schedule& schedule : schedules) {
+    const std::uint64_t per_run = fault.step / runs + 1;
+    const std::uint64_t steps = steps_started_per_run(schedule, fault.rank, per_run);
+    if (steps * runs > fault.step) continue;
+    throw InputError("--fault", "step " + std::to_string(fault.step) + " is never reached: rank " +
+                                    std::to_string(fault.rank) + " starts " +
+                                    std::to_string(steps) + " steps per run at " +
+                                    std::to_string(schedule.call().bytes) + " B, " +
+                                    std::to_string(runs) + (runs == 1 ? " run" : " runs") +
+                                    " (warm-up + timed) make " + std::to_string(steps * runs) +
+                                    "; choose a step below that");
+  }
 }
 
 Json timeline_json(const real::HostRun& run, std::uint64_t bytes) {
@@ -332,10 +370,7 @@ void run(const RealOptions& o) {
     }
   }
   const coll::CollectiveCall& first = schedules.front().call();
-  if (host.fault.kind != real::HostFault::Kind::none &&
-      host.fault.rank >= schedules.front().ranks())
-    throw InputError("--fault", "rank " + std::to_string(host.fault.rank) + " is not below " +
-                                    std::to_string(schedules.front().ranks()));
+  check_fault_reachable(host, schedules);
 
   EmulatedCluster cluster(o.emulate, schedules.front().ranks(), o.loss_percent);
   host.places = cluster.places();
@@ -451,7 +486,7 @@ void add_real_command(CLI::App& app) {
   cmd->add_option("--ranks,-n", o->ranks, "Number of ranks")
       ->check(checks::range(1, 256))
       ->capture_default_str();
-  cmd->add_option("-b,--minbytes", o->min_bytes, "First size (nccl-tests meaning)")
+  cmd->add_option("-b,--minbytes", o->min_bytes, "First size (nccl-tests meaning: 1K = 1024)")
       ->capture_default_str();
   cmd->add_option("-e,--maxbytes", o->max_bytes, "Last size")->capture_default_str();
   // At least 1.01 as a scenario's "factor": a factor barely above 1 made no progress for ~1e11

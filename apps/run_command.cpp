@@ -34,6 +34,13 @@ void run(const RunOptions& options) {
   for (const std::string& warning : scenario.warnings)
     std::cerr << "ddlsim run: warning: " << warning << "\n";
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
+  if (options.algorithm == "auto" && scenario.workload.type != "collective")
+    throw InputError("--algorithm auto",
+                     "auto picks the fastest simulated algorithm per size of a collective "
+                     "workload; " +
+                         options.scenario + " has a " + scenario.workload.type +
+                         " workload, whose buckets take one algorithm by name or nccl (NCCL's "
+                         "own choice per bucket)");
   if (!options.algorithm.empty()) {
     scenario.workload.collective.algorithm = options.algorithm;
     for (models::JobSpec& job : scenario.workload.training.jobs) job.algorithm = options.algorithm;
@@ -59,8 +66,17 @@ void run(const RunOptions& options) {
     progress.end();
     return !progress.deadline_passed();
   };
-  const runner::RunReport report = runner::run_scenario(
-      scenario, scenario.name.empty() ? options.scenario : scenario.name, settings);
+  const runner::RunReport report = [&] {
+    try {
+      return runner::run_scenario(
+          scenario, scenario.name.empty() ? options.scenario : scenario.name, settings);
+    } catch (const InputError& error) {
+      // A problem found while running (a bucket no algorithm can take) names a JSON pointer
+      // into the scenario: say which file it points into.
+      if (!error.where().starts_with('/')) throw;
+      throw InputError(options.scenario + ": " + error.where(), error.reason());
+    }
+  }();
   const std::string stopped = "stopped at --max-wall-seconds " +
                               std::to_string(options.max_wall_seconds) + " " + report.incomplete;
   if (report.json.is_null()) throw IncompleteRun(stopped);

@@ -56,7 +56,7 @@ void check_step_count(const coll::Schedule& schedule, const ScheduleOptions& o) 
 coll::CollectiveCall make_call(const ScheduleOptions& o) {
   coll::CollectiveCall call;
   set_call_names(call, o.op, o.dtype, o.reduction);
-  call.bytes = parse_size_flag("--bytes", o.bytes);
+  call.bytes = parse_nccl_tests_size_flag("--bytes", o.bytes);
   call.ranks = o.ranks;
   call.root = o.root;
   call.algorithm = o.algorithm;

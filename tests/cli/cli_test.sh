@@ -115,4 +115,11 @@ JSON
 check "a training iteration on the packet engine is within 5% of the analytic one, not faster" bash -c \
   "'$ddlsim' run '$scenarios/examples/packet-training-resnet50.json' --json '$work/tp.json' >/dev/null && '$ddlsim' run '$work/train-packet-analytic.json' --json '$work/tpa.json' >/dev/null && /usr/bin/python3 -c \"import json; p = json.load(open('$work/tp.json')); a = json.load(open('$work/tpa.json')); assert p['engine'] == 'packet' and a['engine'] == 'analytic'; x, y = p['jobs'][0]['iteration_s'], a['jobs'][0]['iteration_s']; assert y <= x <= 1.05 * y, (x, y); assert p['jobs'][0]['compute_s'] == a['jobs'][0]['compute_s']; assert p['packet']['data_packets'] > 0 and p['packet']['drops'] == 0; assert 'packet' not in a\""
 
+# --algorithm auto is for collective workloads: on a training scenario the error names the file
+# and says what a training workload takes instead.
+expect_error 2 "packet-training-resnet50.json has a training workload" \
+  run "$scenarios/examples/packet-training-resnet50.json" --algorithm auto
+expect_error 2 "nccl (NCCL's own choice per bucket)" \
+  run "$scenarios/examples/packet-training-resnet50.json" --algorithm auto
+
 finish

@@ -96,3 +96,33 @@ TEST_CASE("dump: loading rejects unknown keys / bad enums and broken schedules b
   j["format"] = "something-else";
   CHECK_THAT(load_error(j), Contains("ddlsim-schedule"));
 }
+
+TEST_CASE("dump: a real run's expected outputs come from the collective, not the schedule") {
+  // A correct schedule: its own reference result, bit for bit, and no schedule error.
+  const MaterializedSchedule m =
+      materialize(Schedule::make(make_call(Op::all_reduce, "ring", 4, 64)));
+  const RealRunExpectation good = expected_real_outputs(Schedule::from_materialized(m));
+  REQUIRE(good.status.ok);
+  CHECK(good.schedule_error.empty());
+  const ReferenceRun same = execute_reference(Schedule::from_materialized(m), good.inputs);
+  CHECK(good.outputs == same.outputs);
+
+  // The same schedule with one reduction turned into a plain copy (a corrupted dump): it runs
+  // without a hazard, but the outputs a real backend must match are the true sums, so the
+  // backend's faithful copy of the wrong schedule counts as wrong.
+  MaterializedSchedule bad = m;
+  for (Step& step : bad.programs[0][0])
+    if (step.kind == StepKind::recv_reduce) {
+      step.kind = StepKind::recv;
+      step.src = {};
+      break;
+    }
+  const Schedule corrupted = Schedule::from_materialized(bad);
+  const RealRunExpectation want = expected_real_outputs(corrupted);
+  REQUIRE(want.status.ok);
+  CHECK_THAT(want.schedule_error, Contains("expected"));
+  const ReferenceRun faithful = execute_reference(corrupted, want.inputs);
+  REQUIRE(faithful.status.ok);
+  CHECK(faithful.outputs != want.outputs);
+  CHECK_FALSE(run_reference(corrupted).ok);
+}

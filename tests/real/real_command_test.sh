@@ -40,6 +40,35 @@ grep -q "ring" "$dir/bad.txt" || fail "the error suggests ring"
 grep -q "rank 2 died" "$dir/crash.txt" || { cat "$dir/crash.txt"; fail "the dead rank is named"; }
 grep -q "step" "$dir/crash.txt" || fail "the survivors name their steps"
 
+# A fault on a step the schedule never reaches is bad input, not a run that "passes".
+"$ddlsim" real --ranks 4 -b 1KiB -e 1KiB --iters 1 --warmup 0 --fault 2:100:crash > "$dir/bad.txt" 2>&1
+[ $? = 2 ] && grep -q "step 100 is never reached" "$dir/bad.txt" && grep -q "12 steps per run" "$dir/bad.txt" ||
+  { cat "$dir/bad.txt"; fail "an unreachable fault step exits 2 and says how many steps there are"; }
+
+# Sizes as nccl-tests reads them: K = 1024.
+"$ddlsim" real --ranks 2 -b 1K -e 4K -f 2 --iters 1 --warmup 0 > "$dir/k.txt" 2>&1 ||
+  { cat "$dir/k.txt"; fail "-b 1K -e 4K runs"; }
+[ "$(grep -E ' ring$' "$dir/k.txt" | awk '{ printf "%s ", $1 }')" = "1024 2048 4096 " ] ||
+  { cat "$dir/k.txt"; fail "-b 1K -e 4K -f 2 runs 1024, 2048 and 4096 bytes"; }
+
+# A corrupted schedule dump (one reduction turned into a plain copy) computes a wrong all-reduce:
+# the check compares with the collective's definition, not with the same schedule, so it is
+# caught (#wrong > 0, exit 5) and the message says the schedule itself is wrong.
+"$ddlsim" schedule --ranks 4 --bytes 1K --json "$dir/s.json" > /dev/null || fail "schedule --json"
+/usr/bin/python3 - "$dir/s.json" "$dir/bad-schedule.json" <<'PY' || fail "corrupting the dump"
+import json, sys
+d = json.load(open(sys.argv[1]))
+step = next(s for s in d["programs"][0]["steps"] if s["kind"] == "recv_reduce")
+step["kind"] = "recv"
+del step["src"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$ddlsim" real --schedule "$dir/bad-schedule.json" --iters 1 --warmup 0 > "$dir/wrong.txt" 2>&1
+[ $? = 5 ] || { cat "$dir/wrong.txt"; fail "a corrupted schedule exits 5"; }
+grep -E ' ring$' "$dir/wrong.txt" | awk '$8 == "0" { exit 1 }' || { cat "$dir/wrong.txt"; fail "#wrong > 0"; }
+grep -q "on ranks 0, 1, 2, 3" "$dir/wrong.txt" && grep -q "the schedule itself computes a different result" "$dir/wrong.txt" ||
+  { cat "$dir/wrong.txt"; fail "the wrong ranks and the cause are named"; }
+
 # The GPU backends' flags: refused with the flag named where they do not apply; --backend nccl
 # says why it cannot run here (no GPU, or a build without NCCL and how to get one).
 "$ddlsim" real --ranks 2 --pace-gbps 10 > "$dir/bad.txt" 2>&1

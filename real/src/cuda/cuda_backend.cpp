@@ -325,15 +325,17 @@ CudaRun run_cuda(const coll::Schedule& schedule, const CudaOptions& options) {
     return run;
   }
   std::vector<std::vector<double>> inputs, expected;
+  std::string schedule_error;
   run.checked = std::uint64_t(schedule.ranks()) * call.bytes <= options.check_limit_bytes;
   if (run.checked) {
-    inputs = coll::reference_inputs(call, {});
-    coll::ReferenceRun reference = coll::execute_reference(schedule, inputs);
+    coll::RealRunExpectation reference = coll::expected_real_outputs(schedule);
     if (!reference.status.ok) {
       run.error = "the reference executor rejects this schedule: " + reference.status.error;
       return run;
     }
+    inputs = std::move(reference.inputs);
     expected = std::move(reference.outputs);
+    schedule_error = std::move(reference.schedule_error);
   }
   try {
     VirtualRanks ranks(schedule, options);
@@ -354,12 +356,15 @@ CudaRun run_cuda(const coll::Schedule& schedule, const CudaOptions& options) {
       run.error = codec;
       return run;
     }
+    std::vector<int> wrong_ranks;
     if (run.checked)
       for (int r = 0; r < call.ranks; ++r)
-        run.wrong += ranks.count_wrong(r, expected[std::size_t(r)]);
+        if (const std::uint64_t wrong = ranks.count_wrong(r, expected[std::size_t(r)]); wrong) {
+          run.wrong += wrong;
+          wrong_ranks.push_back(r);
+        }
     run.ok = run.wrong == 0;
-    if (!run.ok)
-      run.error = std::to_string(run.wrong) + " output elements differ from the reference";
+    if (!run.ok) run.error = wrong_result_message(run.wrong, wrong_ranks, schedule_error);
   } catch (const CudaFailure& failure) {
     run.error = failure.what();
   }

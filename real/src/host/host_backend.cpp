@@ -6,6 +6,7 @@
 
 #include "control.hpp"
 #include "rank_runner.hpp"
+#include "result_check.hpp"
 
 #include "ddlsim/collectives/reference.hpp"
 #include "ddlsim/core/input_error.hpp"
@@ -99,15 +100,17 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
   HostRun run;
   // The reference result, when it fits: same inputs, same schedule, executed in this process.
   std::vector<std::vector<double>> inputs, expected;
+  std::string schedule_error;
   run.checked = std::uint64_t(ranks) * call.bytes <= options.check_limit_bytes;
   if (run.checked) {
-    inputs = coll::reference_inputs(call, {});
-    coll::ReferenceRun reference = coll::execute_reference(schedule, inputs);
+    coll::RealRunExpectation reference = coll::expected_real_outputs(schedule);
     if (!reference.status.ok) {
       run.error = "the reference executor rejects this schedule: " + reference.status.error;
       return run;
     }
+    inputs = std::move(reference.inputs);
     expected = std::move(reference.outputs);
+    schedule_error = std::move(reference.schedule_error);
   }
 
   std::vector<host::Listener> listeners;
@@ -281,8 +284,12 @@ HostRun run_host(const coll::Schedule& schedule, const HostOptions& options) {
   run.steps /= runs;
   run.bytes_sent /= runs;
   for (std::size_t i = 0; i < errors.size(); ++i) run.error += (i ? "\n" : "") + errors[i];
-  if (run.error.empty() && run.wrong > 0)
-    run.error = std::to_string(run.wrong) + " output elements differ from the reference executor";
+  if (run.error.empty() && run.wrong > 0) {
+    std::vector<int> wrong_ranks;
+    for (const RankOutcome& rank : run.ranks)
+      if (rank.wrong > 0) wrong_ranks.push_back(rank.rank);
+    run.error = wrong_result_message(run.wrong, wrong_ranks, schedule_error);
+  }
   run.ok = run.error.empty();
   return run;
 }

@@ -314,6 +314,7 @@ NcclRun run_nccl(const coll::Schedule& schedule, const NcclOptions& options,
   // Every process builds the same plan and (when small enough) the same reference result.
   std::unique_ptr<P2pRounds> plan;
   std::vector<std::vector<double>> inputs, expected;
+  std::string schedule_error;
   run.checked = std::uint64_t(schedule.ranks()) * call.bytes <= options.check_limit_bytes;
   if (failure.empty()) {
     try {
@@ -321,11 +322,12 @@ NcclRun run_nccl(const coll::Schedule& schedule, const NcclOptions& options,
       run.rounds = plan->rounds.size();
       run.steps = plan->steps;
       if (run.checked) {
-        inputs = coll::reference_inputs(call, {});
-        coll::ReferenceRun reference = coll::execute_reference(schedule, inputs);
+        coll::RealRunExpectation reference = coll::expected_real_outputs(schedule);
         if (!reference.status.ok)
           failure = "the reference executor rejects this schedule: " + reference.status.error;
+        inputs = std::move(reference.inputs);
         expected = std::move(reference.outputs);
+        schedule_error = std::move(reference.schedule_error);
       }
     } catch (const std::exception& error) {
       failure = error.what();
@@ -396,7 +398,8 @@ NcclRun run_nccl(const coll::Schedule& schedule, const NcclOptions& options,
     MPI_Abort(MPI_COMM_WORLD, 5);
   }
   run.ok = run.wrong == 0;
-  if (!run.ok) run.error = std::to_string(run.wrong) + " output elements differ from the reference";
+  // Each process knows only its own rank's count, so the message names no ranks.
+  if (!run.ok) run.error = wrong_result_message(run.wrong, {}, schedule_error);
   return run;
 }
 

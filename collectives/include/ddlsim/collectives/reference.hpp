@@ -53,4 +53,18 @@ struct ReferenceRun {
 ReferenceRun execute_reference(const Schedule& schedule,
                                const std::vector<std::vector<double>>& inputs);
 
+// What a real backend's output buffers must hold, element for element, for the reference inputs
+// of `options`: the reference run of the same schedule where its result agrees with the
+// collective's definition (within run_reference's tolerance), so that a correct backend matches
+// it bit for bit whatever order the schedule sums in; and the definition itself where the
+// schedule's own result does not agree, so that a wrong schedule (a corrupted dump, a buggy
+// generator) shows up as wrong elements instead of being reproduced faithfully.
+struct RealRunExpectation {
+  ReferenceResult status; // ok unless the execution itself failed, or no definition exists
+  std::vector<std::vector<double>> inputs, outputs;
+  std::string schedule_error; // where the schedule's own result departs from the definition
+};
+RealRunExpectation expected_real_outputs(const Schedule& schedule,
+                                         const ReferenceOptions& options = {});
+
 } // namespace ddlsim::coll
