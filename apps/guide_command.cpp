@@ -1,18 +1,18 @@
 // `ddlsim guide SCENARIO`: the scaling-guideline calculator. From the scenario's training job
-// (model, GPU, batch, precision, framework, all-reduce) and its cluster, answers five questions
-// with the alpha-beta rules of planning/scaling_rules.hpp, shows each formula with its numbers,
-// and cross-checks each answer with a quick analytic simulation of the scenario changed to the
-// recommended point.
+// (model, GPU, batch, precision, framework, all-reduce) and its cluster, answers five questions.
+// Each answer is found by searching with the simulator (guide_search.hpp) and proved by it (the
+// target holds at the answer and fails one step beyond); the alpha-beta rule of
+// planning/scaling_rules.hpp is printed beside it as the first estimate, with its formula, its
+// numbers and how far it is from the simulated answer.
 #include "commands.hpp"
+#include "guide_search.hpp"
 #include "number_checks.hpp"
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/planning/scaling_rules.hpp"
-#include "ddlsim/runner/point_evaluator.hpp"
 #include "ddlsim/scenario/scenario.hpp"
-#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "ddlsim/topologies/router.hpp"
 
@@ -101,35 +101,37 @@ plan::ClusterFigures cluster_figures(const Scenario& scenario) {
   return c;
 }
 
-// The scenario with some values changed (JSON pointers), reloaded and validated.
-Scenario variant(const Scenario& base, const std::string& file,
-                 const std::vector<std::pair<std::string, Json>>& settings) {
-  Json json = base.resolved;
-  json.erase("sweep");
-  for (const auto& [pointer, value] : settings) json[Json::json_pointer(pointer)] = value;
-  return load_scenario(json, file, std::filesystem::path(file).parent_path());
+void print_rule(const plan::Answer& rule, std::ostream& out) {
+  out << "   rule estimate: " << rule.answer << "\n";
+  for (const std::string& line : rule.derivation) out << "   | " << line << "\n";
 }
 
-struct Simulated {
-  double efficiency = 0;
-  double iteration_ms = 0;
-  double exposed_ms = 0;
-};
-
-Simulated simulate(const Scenario& scenario) {
-  const std::vector<models::JobIteration> jobs = runner::simulate_training(scenario).jobs;
-  if (jobs.empty()) throw std::runtime_error("the simulation stopped");
-  return {jobs.front().scaling_efficiency, ps_to_seconds(jobs.front().time) * 1e3,
-          ps_to_seconds(jobs.front().max_exposed) * 1e3};
-}
-
-Json nodes_for(int gpus, int per_node) {
-  return (gpus + per_node - 1) / per_node;
-}
-
-void print(const plan::Answer& answer, int number, std::ostream& out) {
-  out << number << ". " << answer.question << "\n   answer: " << answer.answer << "\n";
-  for (const std::string& line : answer.derivation) out << "   | " << line << "\n";
+// The answer line: the simulated answer with its proof, and how far the rule's estimate is.
+void print_answer(int number, const std::string& question, const plan::Answer& rule,
+                  const std::function<SimulatedAnswer()>& search, bool check, std::ostream& out) {
+  out << number << ". " << question << "\n";
+  if (!check) {
+    out << "   answer: " << rule.answer << " (the rule alone: --no-check)\n";
+    for (const std::string& line : rule.derivation) out << "   | " << line << "\n";
+    return;
+  }
+  try {
+    const SimulatedAnswer simulated = search();
+    out << "   answer: " << simulated.answer << "\n   simulated: " << simulated.proof << " ("
+        << simulated.simulations << (simulated.simulations == 1 ? " simulation" : " simulations")
+        << ")\n";
+    print_rule(rule, out);
+    if (simulated.possible && !simulated.bound && rule.possible && simulated.value > 0) {
+      const double off = 100 * (rule.value / simulated.value - 1);
+      out << "   | the rule is " << (off > 0 ? "+" : "")
+          << (std::fabs(off) >= 100 ? std::to_string(std::lround(off)) : format_significant(off, 3))
+          << "% off the simulated answer\n";
+    }
+  } catch (const std::exception& error) {
+    out << "   answer: " << rule.answer << " (the rule alone: not simulated, " << error.what()
+        << ")\n";
+    for (const std::string& line : rule.derivation) out << "   | " << line << "\n";
+  }
 }
 
 void run(const GuideOptions& options) {
@@ -150,10 +152,13 @@ void run(const GuideOptions& options) {
                                              : plan::GuideAlgorithm::ring;
   const int gpus = options.gpus > 0 ? options.gpus : int(job.gpus.size());
   const int g = cluster.gpus_per_node;
+  const int nics = std::max(1, scenario.topology.node_groups.front().spec.nics);
   // By default a server is a GPU of a server node, with its share of that node's NIC.
   const double server_bps =
       options.server_gbps > 0 ? options.server_gbps * 1e9 / 8 : cluster.nic_bytes_per_second / g;
+  constexpr int kMaxBatch = 4096;
   std::ostream& out = std::cout;
+  SimulatedJob simulated(scenario, options.scenario, options.max_check_gpus);
 
   out << "# ddlsim guide: " << (scenario.name.empty() ? options.scenario : scenario.name) << "\n";
   out << "# job: " << job.model->name << " on " << job.gpu.front().name << ", batch "
@@ -161,141 +166,66 @@ void run(const GuideOptions& options) {
       << models::to_string(job.framework.type) << (overlap ? " (overlapped)" : " (no overlap)")
       << ", all-reduce " << job.algorithm << " (rules: " << plan::to_string(algorithm) << ")\n";
   out << "# cluster: " << g << " GPUs per node, NIC "
-      << format_significant(cluster.nic_bytes_per_second * 8e-9) << " Gb/s per node, "
+      << format_significant(cluster.nic_bytes_per_second * 8e-9) << " Gb/s per node (" << nics
+      << (nics == 1 ? " NIC), " : " NICs), ")
       << format_significant(cluster.intra_bytes_per_second * 8e-9)
       << " Gb/s per GPU inside the node, latency "
       << format_significant(cluster.fabric_latency_seconds * 1e6) << " us across the fabric and "
       << format_significant(cluster.intra_latency_seconds * 1e6) << " us inside; target efficiency "
       << format_significant(options.target) << "\n";
+  if (options.check)
+    out << "# answers: searched with the analytic engine (the target holds at the answer and "
+           "fails one step beyond); the closed-form rule is the first estimate"
+        << (simulated.engine_note().empty() ? "" : "; " + simulated.engine_note()) << "\n";
   if (job.compression != models::Compression::none || job.gpus.size() != job.batch.size())
-    out << "# note: the rules assume dense gradients; the simulated cross-checks include the "
+    out << "# note: the rules assume dense gradients; the simulated answers include the "
            "job's compression\n";
-
-  const auto check = [&](const std::string& what, const std::function<std::string()>& body) {
-    if (!options.check) return;
-    try {
-      out << "   simulated (analytic engine, this scenario " << what << "): " << body() << "\n";
-    } catch (const std::exception& error) {
-      out << "   simulated: not run (" << error.what() << ")\n";
-    }
-  };
-  const auto at_gpus = [&](int p) {
-    return std::vector<std::pair<std::string, Json>>{{"/topology/nodes/0/count", nodes_for(p, g)},
-                                                     {"/workload/gpus", p}};
-  };
-  const auto too_big = [&](int p) {
-    if (p > options.max_check_gpus)
-      throw std::runtime_error(std::to_string(p) + " GPUs is above --max-check-gpus " +
-                               std::to_string(options.max_check_gpus));
-  };
 
   // 1. How far does it scale?
   const plan::Answer scale =
       plan::max_gpus(compute, cluster, algorithm, overlap, options.target, options.max_gpus);
-  print(scale, 1, out);
-  if (scale.possible) {
-    const int p = int(scale.value);
-    check("at " + std::to_string(p) + " and " + std::to_string(p + g) + " GPUs", [&] {
-      too_big(p + g);
-      const Simulated at = simulate(variant(scenario, options.scenario, at_gpus(p)));
-      const Simulated next = simulate(variant(scenario, options.scenario, at_gpus(p + g)));
-      return "E(" + std::to_string(p) + ") = " + format_significant(at.efficiency) + ", E(" +
-             std::to_string(p + g) + ") = " + format_significant(next.efficiency);
-    });
-  }
+  print_answer(
+      1, scale.question, scale, [&] { return search_max_gpus(simulated, options.target, scale); },
+      options.check, out);
 
   // 2. What NIC does the target need at this size?
   const plan::Answer nic =
       plan::nic_bandwidth_needed(compute, cluster, algorithm, overlap, gpus, options.target);
-  print(nic, 2, out);
-  if (nic.possible) {
-    check("at " + std::to_string(gpus) + " GPUs with that NIC", [&] {
-      too_big(gpus);
-      const double per_nic_gbps =
-          nic.value * 8e-9 / std::max(1, scenario.topology.node_groups.front().spec.nics);
-      auto settings = at_gpus(gpus);
-      settings.emplace_back("/topology/nodes/0/nic_bandwidth_gbps", per_nic_gbps);
-      const Simulated s = simulate(variant(scenario, options.scenario, settings));
-      const Simulated now = simulate(variant(scenario, options.scenario, at_gpus(gpus)));
-      return "E = " + format_significant(s.efficiency) +
-             " (with today's NIC: " + format_significant(now.efficiency) + ")";
-    });
-  }
+  print_answer(
+      2, nic.question, nic,
+      [&] {
+        return search_nic(simulated, options.target, gpus, cluster.nic_bytes_per_second, nics, nic);
+      },
+      options.check, out);
 
   // 3. How many parameter servers?
   const plan::Answer servers =
       plan::parameter_servers_needed(compute, cluster, overlap, gpus, server_bps, options.target);
-  print(servers, 3, out);
-  check("with S and S/2 dedicated parameter servers (GPUs of extra nodes)", [&] {
-    const int s = servers.possible ? int(servers.value) : std::max(1, gpus / 4);
-    too_big(gpus + s);
-    auto with = [&](int count) {
-      auto settings = at_gpus(gpus);
-      settings[0].second = nodes_for(gpus + count, g);
-      settings.emplace_back("/workload/algorithm", "parameter_server");
-      settings.emplace_back("/workload/parameter_servers", count);
-      settings.emplace_back("/workload/params/dedicated_servers", true);
-      return simulate(variant(scenario, options.scenario, settings));
-    };
-    const Simulated full = with(s), half = with(std::max(1, s / 2));
-    std::string text = "E(S=" + std::to_string(s) + ") = " + format_significant(full.efficiency) +
-                       ", E(S=" + std::to_string(std::max(1, s / 2)) +
-                       ") = " + format_significant(half.efficiency);
-    if (options.server_gbps > 0)
-      text += " (simulated servers have the cluster's per-GPU NIC share, not --server-gbps)";
-    return text;
-  });
+  print_answer(
+      3, servers.question, servers,
+      [&] {
+        SimulatedAnswer a = search_servers(simulated, options.target, gpus, servers);
+        if (options.server_gbps > 0)
+          a.proof += " (simulated servers have the cluster's per-GPU NIC share, not "
+                     "--server-gbps)";
+        return a;
+      },
+      options.check, out);
 
-  // 4. The smallest batch that hides the all-reduce.
-  const plan::Answer batch = plan::smallest_hiding_batch([&](int b) { return compute_at(job, b); },
-                                                         cluster, algorithm, gpus, 4096);
-  print(batch, 4, out);
-  if (batch.possible) {
-    check("at " + std::to_string(gpus) + " GPUs", [&] {
-      too_big(gpus);
-      const int b = int(batch.value);
-      auto settings = at_gpus(gpus);
-      settings.emplace_back("/workload/batch_per_gpu", b);
-      const Simulated at = simulate(variant(scenario, options.scenario, settings));
-      settings.back().second = std::max(1, b / 2);
-      const Simulated half = simulate(variant(scenario, options.scenario, settings));
-      return "exposed communication " + format_significant(at.exposed_ms) + " ms at batch " +
-             std::to_string(b) + ", " + format_significant(half.exposed_ms) + " ms at batch " +
-             std::to_string(std::max(1, b / 2)) + " (the last bucket can never hide)";
-    });
-  }
+  // 4. The smallest batch that reaches the target.
+  const auto compute_of = [&](int b) { return compute_at(job, b); };
+  const plan::Answer batch = plan::smallest_batch_for_efficiency(
+      compute_of, cluster, algorithm, overlap, gpus, options.target, kMaxBatch);
+  print_answer(
+      4, batch.question, batch,
+      [&] { return search_batch(simulated, options.target, gpus, kMaxBatch, batch); },
+      options.check, out);
 
   // 5. Latency- vs bandwidth-optimal all-reduce.
   const plan::Answer crossover = plan::latency_bandwidth_crossover(cluster, gpus);
-  print(crossover, 5, out);
-  if (crossover.possible) {
-    check("all-reduce on " + std::to_string(gpus) + " GPUs", [&] {
-      too_big(gpus);
-      const Scenario base = variant(scenario, options.scenario, at_gpus(gpus));
-      const topo::Topology topology = topo::build_topology(base.topology);
-      topo::Router router(topology);
-      const sim::EngineSpec quick; // the default engine, without the scenario's overheads
-      sim::CommonOptions seeded;
-      seeded.seed = scenario.seed;
-      CollectiveWorkload workload;
-      workload.ranks = gpus;
-      auto time_ms = [&](const std::string& algorithm_name, double bytes) {
-        workload.algorithm = algorithm_name;
-        const std::uint64_t rounded = std::max<std::uint64_t>(4, std::uint64_t(bytes) / 4 * 4);
-        const coll::CollectiveCall call = make_collective_call(workload, base.topology, rounded);
-        return ps_to_seconds(sim::simulate(call, topology, router, quick, seeded).time) * 1e3;
-      };
-      std::string text;
-      for (double factor : {0.25, 4.0}) {
-        const double n = crossover.value * factor;
-        const double ring = time_ms("ring", n), rd = time_ms("recursive_doubling", n);
-        text += (text.empty() ? "" : "; ") + format_significant(n / 1024) + " KiB: ring " +
-                format_significant(ring) + " ms, recursive doubling " + format_significant(rd) +
-                " ms (" + (ring < rd ? "ring" : "recursive doubling") + " faster)";
-      }
-      return text;
-    });
-  }
+  print_answer(
+      5, crossover.question, crossover,
+      [&] { return search_crossover(simulated, gpus, crossover); }, options.check, out);
 }
 
 } // namespace
@@ -322,9 +252,11 @@ void add_guide_command(CLI::App& app) {
                   "as the simulated check has)")
       ->check(checks::positive());
   cmd->add_option("--max-check-gpus", options->max_check_gpus,
-                  "Skip simulated cross-checks above this many GPUs (default 1024)")
+                  "Largest GPU count the simulated searches may simulate (default 1024); an "
+                  "answer beyond it falls back to the rule alone")
       ->check(checks::positive());
-  cmd->add_flag("!--no-check", options->check, "Skip the simulated cross-checks");
+  cmd->add_flag("!--no-check", options->check,
+                "Answer with the closed-form rules alone (no simulated search)");
   cmd->callback([options] { run(*options); });
 }
 

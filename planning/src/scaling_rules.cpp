@@ -264,35 +264,39 @@ Answer parameter_servers_needed(const ComputeFigures& compute, const ClusterFigu
   return a;
 }
 
-Answer smallest_hiding_batch(const std::function<ComputeFigures(int)>& compute_at,
-                             const ClusterFigures& cluster, GuideAlgorithm algorithm, int gpus,
-                             int max_batch) {
+Answer smallest_batch_for_efficiency(const std::function<ComputeFigures(int)>& compute_at,
+                                     const ClusterFigures& cluster, GuideAlgorithm algorithm,
+                                     bool overlap, int gpus, double target, int max_batch) {
   Answer a;
-  a.question = "the smallest per-GPU batch whose backward pass hides the all-reduce on " +
-               std::to_string(gpus) + " GPUs";
+  a.question =
+      "the smallest per-GPU batch with scaling efficiency >= " + format_significant(target) +
+      " on " + std::to_string(gpus) + " GPUs";
   const ComputeFigures one = compute_at(1);
-  const double allreduce =
-      allreduce_seconds(cluster, algorithm, gpus, one.gradient_bytes, one.collectives);
   a.derivation.push_back(
       allreduce_formula(cluster, algorithm, gpus, one.gradient_bytes, one.collectives) +
       " (independent of the batch)");
-  a.derivation.push_back("T_b(b) >= T_ar; T_b(1) = " + ms(one.backward_seconds));
-  for (int b = 1; b <= max_batch; ++b) {
-    const ComputeFigures c = compute_at(b);
-    if (c.backward_seconds >= allreduce) {
-      a.value = b;
-      a.answer = "batch " + std::to_string(b) + " per GPU (T_b = " + ms(c.backward_seconds) +
-                 " >= T_ar = " + ms(allreduce) + ")";
-      if (b > 1)
-        a.derivation.push_back("T_b(" + std::to_string(b - 1) +
-                               ") = " + ms(compute_at(b - 1).backward_seconds) + " < T_ar");
-      return a;
-    }
+  a.derivation.push_back(iteration_formula(overlap) + " with T_f, T_b, T_o at batch b");
+  // E(b) rises with b (compute grows, the all-reduce does not): the first b that reaches the
+  // target is found by bisection over [1, max_batch].
+  const auto e = [&](int b) {
+    return efficiency(compute_at(b), cluster, algorithm, overlap, gpus);
+  };
+  if (e(max_batch) < target) {
+    a.possible = false;
+    a.answer = "none up to batch " + std::to_string(max_batch) +
+               ": E = " + format_significant(e(max_batch)) + " < " + format_significant(target);
+    return a;
   }
-  a.possible = false;
-  a.answer = "none up to batch " + std::to_string(max_batch) + ": T_b(" +
-             std::to_string(max_batch) + ") = " + ms(compute_at(max_batch).backward_seconds) +
-             " < T_ar = " + ms(allreduce);
+  int lo = 0, hi = max_batch; // E(lo) < target (or lo = 0), E(hi) >= target
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (e(mid) >= target ? hi : lo) = mid;
+  }
+  a.value = hi;
+  a.answer = "batch " + std::to_string(hi) + " per GPU, E = " + format_significant(e(hi));
+  if (hi > 1)
+    a.derivation.push_back("E(" + std::to_string(hi - 1) + ") = " + format_significant(e(hi - 1)) +
+                           " < " + format_significant(target));
   return a;
 }
 

@@ -132,14 +132,20 @@ TEST_CASE("guide rules: parameter servers grow with workers and the efficiency t
   CHECK(2.0 * 64 * 102.2e6 / (a.value * server) <= allowed * (1 + 1e-9));
 }
 
-TEST_CASE("guide rules: the smallest hiding batch is the first whose backward covers T_ar") {
+TEST_CASE("guide rules: the smallest batch for a target is the first that reaches it") {
   const ClusterFigures c = cloud();
-  const Answer a = smallest_hiding_batch(resnet, c, GuideAlgorithm::ring, 64, 4096);
-  REQUIRE(a.possible);
-  const int b = int(a.value);
-  const double t_ar = allreduce_seconds(c, GuideAlgorithm::ring, 64, 102.2e6);
-  CHECK(resnet(b).backward_seconds >= t_ar);
-  CHECK(resnet(b - 1).backward_seconds < t_ar);
+  for (double target : {0.7, 0.8, 0.9}) {
+    const Answer a =
+        smallest_batch_for_efficiency(resnet, c, GuideAlgorithm::ring, true, 64, target, 4096);
+    INFO(target);
+    REQUIRE(a.possible);
+    const int b = int(a.value);
+    CHECK(efficiency(resnet(b), c, GuideAlgorithm::ring, true, 64) >= target);
+    if (b > 1) CHECK(efficiency(resnet(b - 1), c, GuideAlgorithm::ring, true, 64) < target);
+  }
+  // A stricter target needs a larger batch.
+  CHECK(smallest_batch_for_efficiency(resnet, c, GuideAlgorithm::ring, true, 64, 0.9, 4096).value >
+        smallest_batch_for_efficiency(resnet, c, GuideAlgorithm::ring, true, 64, 0.7, 4096).value);
 }
 
 TEST_CASE("guide rules: at the crossover size ring and recursive doubling take equal time") {

@@ -123,4 +123,12 @@ EngineResult simulate(const Workload& workload, const topo::Topology& topology,
   return simulate_training(std::get<TrainingIteration>(workload), topology, router, spec, options);
 }
 
+EngineSpec searchable_engine(const EngineSpec& spec, bool* replaced) {
+  const bool analytic = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+  if (replaced) *replaced = !analytic;
+  EngineSpec out = spec;
+  out.kind = AnalyticEngineSpec{};
+  return out;
+}
+
 } // namespace ddlsim::sim

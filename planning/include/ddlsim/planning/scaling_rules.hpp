@@ -74,11 +74,11 @@ Answer nic_bandwidth_needed(const ComputeFigures& compute, const ClusterFigures&
 Answer parameter_servers_needed(const ComputeFigures& compute, const ClusterFigures& cluster,
                                 bool overlap, int gpus, double server_bytes_per_second,
                                 double target);
-// The smallest per-GPU batch whose backward pass hides the all-reduce: T_b(b) >= T_ar(p).
-// `compute_at(b)` gives the compute figures at batch b (gradient bytes do not depend on b).
-Answer smallest_hiding_batch(const std::function<ComputeFigures(int)>& compute_at,
-                             const ClusterFigures& cluster, GuideAlgorithm algorithm, int gpus,
-                             int max_batch);
+// The smallest per-GPU batch with E(p) >= target on `gpus` GPUs: compute grows with the batch,
+// the all-reduce does not, so E(b) rises towards 1 (with overlap, once T_b(b) >= T_ar).
+Answer smallest_batch_for_efficiency(const std::function<ComputeFigures(int)>& compute_at,
+                                     const ClusterFigures& cluster, GuideAlgorithm algorithm,
+                                     bool overlap, int gpus, double target, int max_batch);
 // The message size above which the bandwidth-optimal ring beats latency-optimal recursive
 // doubling on p GPUs: lg(p)·(a + n·β) = 2(p-1)·(a + n·β/p), β = 1/B.
 Answer latency_bandwidth_crossover(const ClusterFigures& cluster, int gpus);

@@ -100,4 +100,9 @@ struct EngineResult {
 EngineResult simulate(const Workload& workload, const topo::Topology& topology,
                       topo::Router& router, const EngineSpec& spec, const CommonOptions& options);
 
+// For callers that simulate many points to search (ddlsim guide): the spec with the analytic
+// engine in place of a flow or packet one (their runs are too slow to search with), model terms
+// kept; `replaced` says whether it changed anything, so the caller can tell its user.
+EngineSpec searchable_engine(const EngineSpec& spec, bool* replaced = nullptr);
+
 } // namespace ddlsim::sim
