@@ -3,6 +3,8 @@
 #include "ddlsim/core/json_reader.hpp"
 
 #include <cstdio>
+#include <set>
+#include <utility>
 
 namespace ddlsim::sim {
 namespace {
@@ -27,6 +29,19 @@ void write_chrome_trace(const std::vector<TraceSection>& sections, std::ostream&
     separator();
     out << R"({"ph":"M","name":"process_name","pid":)" << s << R"(,"args":{"name":)"
         << Json(sections[s].name).dump() << "}}";
+    // One named track per (rank, channel), sorted by rank then channel, so a viewer shows
+    // "rank 3 · channel 1" instead of a bare thread id.
+    std::set<std::pair<int, int>> tracks;
+    for (const StepRecord& step : *sections[s].steps) tracks.emplace(step.rank, step.channel);
+    for (const auto& [rank, channel] : tracks) {
+      const int tid = rank * 1000 + channel;
+      separator();
+      out << R"({"ph":"M","name":"thread_name","pid":)" << s << R"(,"tid":)" << tid
+          << R"(,"args":{"name":"rank )" << rank << " \u00b7 channel " << channel << "\"}}";
+      separator();
+      out << R"({"ph":"M","name":"thread_sort_index","pid":)" << s << R"(,"tid":)" << tid
+          << R"(,"args":{"sort_index":)" << tid << "}}";
+    }
     for (const StepRecord& step : *sections[s].steps) {
       separator();
       std::string name(coll::to_string(step.kind));

@@ -28,7 +28,7 @@ check "the two reports are byte-identical" cmp "$work/a.json" "$work/b.json"
 check "the table has the nccl-tests columns" bash -c \
   "'$ddlsim' run '$scenarios/default.json' | grep -q 'size.*count.*type.*redop.*time(us).*algbw.*busbw'"
 check "run --trace writes a Chrome trace" bash -c \
-  "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents'])\""
+  "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --trace '$work/t.json' >/dev/null && /usr/bin/python3 -c \"import json,sys; d=json.load(open('$work/t.json')); assert any(e['ph']=='X' for e in d['traceEvents']); names={(e['pid'], e['tid']): e['args']['name'] for e in d['traceEvents'] if e['ph']=='M' and e['name']=='thread_name'}; tracks={(e['pid'], e['tid']) for e in d['traceEvents'] if e['ph']=='X'}; assert tracks <= set(names), tracks - set(names); assert names[(0, 1000)] == 'rank 1 \u00b7 channel 0', names\""
 check "run --links writes per-link loads, busiest first, and names them under the table" bash -c \
   "'$ddlsim' run '$scenarios/examples/custom-two-switches.json' --links '$work/l.json' | grep -q '^# busiest links' && /usr/bin/python3 -c \"import json; d=json.load(open('$work/l.json')); s=d['sizes'][-1]; u=[l['utilisation'] for l in s['links']]; assert u and u==sorted(u, reverse=True) and all(l['bytes']>0 for l in s['links'])\""
 check "run --links rejects a training workload" expect_error 2 "--links" run "$scenarios/resnet50-cloud-vs-dgx.json" --links "$work/l2.json"
