@@ -143,7 +143,7 @@ PlanSpec parse_plan(const JsonValue& section) {
     goals.finish();
   }
   if (auto v = object.optional("prefer"))
-    plan.prefer = v->choice(std::vector<std::string>{"cost", "time"});
+    plan.prefer = v->choice(std::vector<std::string>{"cost", "time", "knee"});
   object.finish();
   return plan;
 }

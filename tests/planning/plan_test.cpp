@@ -101,7 +101,9 @@ TEST_CASE("plan: training points are compared by time to train") {
   PointResult a = point(0, 8, 0.5, 0.9), b = point(1, 64, 0.1, 0.7);
   a.metrics.train_seconds = 3600;
   b.metrics.train_seconds = 720;
-  const Plan plan = make_plan({a, b}, {});
+  PlanSpec cheapest;
+  cheapest.prefer = "cost";
+  const Plan plan = make_plan({a, b}, cheapest);
   CHECK(plan.time_axis == "time to train");
   CHECK(plan.rows[0].time_seconds == Approx(3600)); // 8 GPU-hours vs 12.8
 }
@@ -116,4 +118,34 @@ TEST_CASE("plan: CSV and JSON carry every point in ranked order") {
   CHECK(json["ranked"].size() == 2);
   CHECK(json["recommended"] == 1);
   CHECK(json["ranked"][0]["gpu_hours"].get<double>() == Approx(32.0 / 3600));
+}
+
+TEST_CASE("plan: without goals the knee of the time-cost front is recommended, saying why") {
+  // A flat front: each doubling of GPUs costs a little more and saves less and less time. The
+  // cheapest point (8 GPUs) is 8x slower than the knee for 17% less cost.
+  const Plan plan = make_plan({point(0, 8, 10.0), point(1, 16, 5.2), point(2, 32, 2.7),
+                               point(3, 64, 1.5), point(4, 128, 1.2)},
+                              {});
+  REQUIRE(plan.recommended == 0u);
+  CHECK(plan.rows[0].point.index == 3);
+  CHECK_THAT(plan.reason, Contains("no goals given, so the knee of the time-cost front"));
+  CHECK_THAT(plan.reason, Contains("the cheapest saves"));
+  CHECK_THAT(plan.reason, Contains("the fastest point saves"));
+  // An explicit preference is honoured.
+  PlanSpec cheapest;
+  cheapest.prefer = "cost";
+  const Plan by_cost = make_plan({point(0, 8, 10.0), point(1, 16, 5.2), point(2, 32, 2.7),
+                                  point(3, 64, 1.5), point(4, 128, 1.2)},
+                                 cheapest);
+  CHECK(by_cost.rows[0].point.index == 0);
+}
+
+TEST_CASE("plan: a missed time goal is stated in the goal's unit") {
+  PlanSpec spec;
+  spec.max_time_seconds = 1500;
+  const Plan plan = make_plan({point(0, 8, 3672.0), point(1, 16, 1000.0)}, spec);
+  const PlanRow& slow = plan.rows.back();
+  REQUIRE(slow.point.index == 0);
+  REQUIRE(slow.unmet.size() == 1);
+  CHECK(slow.unmet[0] == "time 3672.00 s > 1500.00 s");
 }

@@ -74,7 +74,9 @@ struct PlanSpec {
   std::optional<double> min_samples_per_second;
   std::optional<double> min_scaling_efficiency; // 0..1
   std::optional<double> max_cost;               // on the plan's cost axis
-  std::string prefer = "cost";                  // among feasible points: "cost" or "time"
+  // Among feasible points: "cost", "time", or "knee" (the knee of the time-cost front); empty:
+  // "knee" when there are no goals (every point is feasible), else "cost".
+  std::string prefer;
 };
 
 struct OutputSpec {
