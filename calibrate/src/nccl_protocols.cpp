@@ -59,6 +59,16 @@ ProtocolChoice infer_nccl_protocols(const MeasuredSystem& system, const topo::Cl
         group.spec.nics < group.spec.pcie_switches)
       nic_on_pcie_switch = false;
   }
+  // GPUDirect-TCPXO's NCCL profile sets NCCL_PROTO=Simple (models::describe_nccl).
+  if (nodes > 1 && std::any_of(spec.node_groups.begin(), spec.node_groups.end(),
+                               [](const topo::NodeGroup& group) {
+                                 return group.spec.transport == topo::Transport::tcpxo;
+                               })) {
+    choice.protocols = {"simple"};
+    choice.reason = "protocols simple (GPUDirect-TCPXO: its NCCL profile, nccl-env-profile.sh, "
+                    "sets NCCL_PROTO=Simple)";
+    return choice;
+  }
   if (cc == -2) return off("GPUs of different architectures");
   if (cc <= 0) return off("GPU model \"" + gpu + "\" unknown, its architecture cannot be told");
   const std::string arch = "sm_" + std::to_string(cc);

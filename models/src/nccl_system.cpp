@@ -332,6 +332,19 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
                         (s.min_cc >= 90 && s.nic_path == NcclNicPath::pxn);
   s.ll128 = nccl_ll128_architecture(kNcclModelVersion, s.min_cc) && intra_ok && inter_ok &&
             (s.min_cc == s.max_cc || s.min_cc >= 90);
+
+  // GPUDirect-TCPXO runs NCCL with its net plugin's environment profile, which Google's A3 Mega
+  // guides source before every NCCL job (NCCL_LIB_DIR=/var/lib/tcpxo/lib64, source
+  // nccl-env-profile.sh; HOST_VARS passes its NCCL_* variables to mpirun): among others
+  // NCCL_PROTO=Simple and NCCL_NVLS_ENABLE=0 (NCCL_ALGO=Ring,Tree, NCCL_BUFFSIZE=8388608,
+  // NCCL_MIN_NCHANNELS=4 and a tuner plugin whose configuration is not public are not modelled).
+  if (s.nodes > 1 && std::any_of(used.begin(), used.end(), [](const Used& u) {
+        return u.spec->transport == topo::Transport::tcpxo;
+      })) {
+    s.simple_only = true;
+    s.nvls_channels = 0;
+    s.nvls = {};
+  }
   return s;
 }
 
@@ -358,7 +371,9 @@ std::string NcclSystem::summary() const {
   if (nvls.channels > 0) out += ", " + graph("nvls", nvls);
   out += "\n  launch: " + std::to_string(channels) + " channels";
   if (nvls_channels > 0) out += ", " + std::to_string(nvls_channels) + " NVLS channels";
-  out += std::string(", LL128 ") + (ll128 ? "on" : "off") + "\n";
+  out += std::string(", LL128 ") + (ll128 ? "on" : "off");
+  if (simple_only) out += ", Simple only and NVLS off (the transport's NCCL profile)";
+  out += "\n";
   return out;
 }
 

@@ -299,7 +299,7 @@ NcclTuner::NcclTuner(NcclSystem system, NcclOverrides force)
         if (force_.algorithm && static_cast<int>(*force_.algorithm) != a) on = false;
         if (force_.protocol) {
           if (static_cast<int>(*force_.protocol) != p) on = false;
-        } else if (p == nccl::kLl128 && !s.ll128) {
+        } else if ((p == nccl::kLl128 && !s.ll128) || (s.simple_only && p != nccl::kSimple)) {
           on = false;
         }
         if (!on)

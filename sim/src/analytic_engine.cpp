@@ -1,6 +1,7 @@
 #include "ddlsim/sim/analytic_engine.hpp"
 
 #include "analytic_switch_groups.hpp"
+#include "connection_fifo.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
@@ -41,7 +42,8 @@ struct alignas(64) Transfer {
   std::int32_t recv_rank; // for a switch step: its group's slot (AnalyticSwitchGroups)
   bool recv_reduce;
   std::uint8_t protocol; // the call's (Step::protocol)
-  bool group; // a switch step's group: its members complete together (rule 4 of step.hpp)
+  bool group;   // a switch step's group: its members complete together (rule 4 of step.hpp)
+  bool through; // its bytes have all arrived and its connection moved on (ConnectionFifo)
   // A lone transfer (FlowNetwork::reserve) started moving its bytes at byte_start; its
   // lone_done event is valid while `generation` is the one it carries. The generation changes
   // when the transfer is handed to the flow network (adopt) and when it is reserved again after
@@ -52,7 +54,13 @@ struct alignas(64) Transfer {
 };
 static_assert(sizeof(Transfer) == 64);
 
-enum class EventKind : std::uint8_t { local_done, latency_done, reduce_done, lone_done };
+enum class EventKind : std::uint8_t {
+  local_done,
+  latency_done,
+  reduce_done,
+  lone_done,
+  lone_through // a lone recv_reduce's bytes have arrived; it still reduces (ConnectionFifo)
+};
 struct Event {
   EventKind kind;
   std::uint32_t a; // program (local_done) or transfer id
@@ -68,7 +76,9 @@ class AnalyticRun {
 public:
   AnalyticRun(const topo::Topology& topology, topo::Router& router, const coll::Schedule& schedule,
               const AnalyticOptions& options)
-      : topology_(topology), router_(router), options_(options), flows_(topology) {
+      : topology_(topology), router_(router), options_(options), flows_(topology),
+        connections_(static_cast<std::size_t>(schedule.ranks()) *
+                     static_cast<std::size_t>(schedule.channels())) {
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
@@ -183,7 +193,8 @@ private:
       return;
     }
     case EventKind::reduce_done:
-    case EventKind::lone_done: {
+    case EventKind::lone_done:
+    case EventKind::lone_through: {
       const Transfer& transfer = transfers_[event.a];
       if (level == 1) {
         prefetch(&transfer);
@@ -439,6 +450,7 @@ private:
 
   // The bytes of a transfer have all arrived: a plain receive is done; a recv_reduce now reduces.
   void on_arrival(std::uint32_t id) {
+    bytes_through(id);
     const Transfer& transfer = transfers_[id];
     if (transfer.recv_reduce) {
       schedule(protocols_[transfer.protocol].receive_end(now_, transfer.byte_start,
@@ -480,15 +492,41 @@ private:
       break;
     case EventKind::lone_done:
       // Stale if the transfer was handed to the flow network after this event was pushed.
-      if (transfers_[event.a].generation == event.b) finish_transfer(event.a);
+      if (transfers_[event.a].generation == event.b) {
+        bytes_through(event.a);
+        finish_transfer(event.a);
+      }
+      break;
+    case EventKind::lone_through:
+      if (transfers_[event.a].generation == event.b) bytes_through(event.a);
       break;
     }
   }
 
-  // The latency of transfer `id` is over: its bytes start to move. Alone on its links, it is
-  // reserved and its end (arrival, and for a recv_reduce the reduction too) is one event;
-  // otherwise the reserved transfers it overlaps are handed to the flow network first.
+  // The latency of transfer `id` is over: its bytes start to move once the transfer before it on
+  // its connection has put its bytes through (ConnectionFifo); a switch group's at once.
   void start_bytes(std::uint32_t id) {
+    Transfer& transfer = transfers_[id];
+    transfer.through = false;
+    if (!transfer.group && !connections_.acquire(transfer.send.program, transfer.recv.program, id))
+      return;
+    move_bytes(id);
+  }
+  // The bytes of transfer `id` have all arrived: the next transfer queued on its connection (if
+  // any) starts moving its bytes. Once per transfer.
+  void bytes_through(std::uint32_t id) {
+    Transfer& transfer = transfers_[id];
+    if (transfer.group || transfer.through) return;
+    transfer.through = true;
+    std::uint32_t next = 0;
+    if (connections_.release(transfer.send.program, transfer.recv.program, next)) move_bytes(next);
+  }
+
+  // Transfer `id`'s bytes start to move. Alone on its links, it is reserved and its end
+  // (arrival, and for a recv_reduce the reduction too) is one event (with one more at the
+  // arrival when the reduction ends later); otherwise the reserved transfers it overlaps are
+  // handed to the flow network first.
+  void move_bytes(std::uint32_t id) {
     Transfer& transfer = transfers_[id];
     const double bytes = static_cast<double>(transfer.bytes);
     transfer.byte_start = now_;
@@ -499,6 +537,8 @@ private:
       Picoseconds done = finish;
       if (transfer.recv_reduce)
         done = protocols_[transfer.protocol].receive_end(finish, now_, reduce_time(transfer));
+      if (done != finish && !transfer.group)
+        schedule(finish, Event{EventKind::lone_through, id, generation});
       schedule(done, Event{EventKind::lone_done, id, generation});
       return;
     }
@@ -562,6 +602,7 @@ private:
   topo::Router& router_;
   const AnalyticOptions& options_;
   FlowNetwork flows_;
+  detail::ConnectionFifo connections_;
   LookaheadQueue<Event> events_{kWindow};
   std::vector<GpuRates> rates_;
   std::vector<ProtocolCost> protocols_;                                 // indexed by Step::protocol

@@ -63,7 +63,9 @@ public:
                      const coll::Schedule& schedule, const AnalyticOptions& options,
                      std::uint8_t shared_classes)
       : topology_(topology), router_(router), options_(options), shared_classes_(shared_classes),
-        links_(topology.link_count()), shared_(topology) {
+        links_(topology.link_count()),
+        shared_(topology, static_cast<std::size_t>(schedule.ranks()) *
+                              static_cast<std::size_t>(schedule.channels())) {
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);

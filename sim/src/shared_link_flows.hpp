@@ -1,12 +1,14 @@
 // SharedLinkFlows: the event-driven part of the dependency-order evaluation. Transfers on links
 // where transfers may share bandwidth are timed here, in time order, exactly as the event-driven
 // engine times every transfer: wait out the latency, move the bytes at the max-min fair share
-// (FlowNetwork), then reduce. The dependency-order evaluation hands a transfer over once both its
-// send and its receive have started, and asks for the next instant only when none of its programs
-// can go on without an end time from here: then no transfer can still arrive before that instant,
-// so what happens at it is final.
+// (FlowNetwork) once the transfer before it on its connection has put its bytes through
+// (ConnectionFifo), then reduce. The dependency-order evaluation hands a transfer over once both
+// its send and its receive have started, and asks for the next instant only when none of its
+// programs can go on without an end time from here: then no transfer can still arrive before that
+// instant, so what happens at it is final.
 #pragma once
 
+#include "connection_fifo.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
@@ -34,10 +36,11 @@ struct SharedTransfer {
 
 class SharedLinkFlows {
 public:
-  explicit SharedLinkFlows(const topo::Topology& topology) : flows_(topology) {}
+  SharedLinkFlows(const topo::Topology& topology, std::size_t programs)
+      : flows_(topology), connections_(programs) {}
 
-  // A transfer whose bytes start moving at `bytes_start`, which must not be before the instant
-  // last handled.
+  // A transfer whose bytes may start moving at `bytes_start` (its latency is over then), which
+  // must not be before the instant last handled.
   void add(const SharedTransfer& transfer, Picoseconds bytes_start) {
     std::uint32_t id;
     if (free_.empty()) {
@@ -90,13 +93,22 @@ private:
     while (!events_.empty() && events_.next_time() == now_) {
       const Event event = events_.pop();
       const SharedTransfer& transfer = transfers_[event.transfer];
-      if (event.kind == EventKind::bytes_start)
-        flows_.start(*transfer.path, static_cast<double>(transfer.bytes), event.transfer, now_);
-      else
+      if (event.kind == EventKind::bytes_start) {
+        if (connections_.acquire(transfer.send_program, transfer.recv_program, event.transfer))
+          move_bytes(event.transfer);
+      } else
         finish(event.transfer, done);
     }
   }
+  void move_bytes(std::uint32_t id) {
+    SharedTransfer& transfer = transfers_[id];
+    transfer.bytes_start = now_;
+    flows_.start(*transfer.path, static_cast<double>(transfer.bytes), id, now_);
+  }
   template <typename Done> void arrived(std::uint32_t id, Done& done) {
+    std::uint32_t next = 0;
+    if (connections_.release(transfers_[id].send_program, transfers_[id].recv_program, next))
+      move_bytes(next);
     const SharedTransfer& transfer = transfers_[id];
     if (transfer.reduce)
       events_.push(
@@ -112,6 +124,7 @@ private:
   }
 
   FlowNetwork flows_;
+  ConnectionFifo connections_;
   EventQueue<Event> events_;
   std::vector<SharedTransfer> transfers_;
   std::vector<std::uint32_t> free_;

@@ -235,3 +235,29 @@ TEST_CASE("NCCL model: GPUs NCCL does not run on are rejected with the key") {
   CHECK_THAT(error_of([&] { describe_nccl(cluster("dgx-h100", 1), 9); }),
              Catch::Contains("/workload/ranks"));
 }
+
+TEST_CASE("NCCL model: GPUDirect-TCPXO's NCCL profile leaves Simple only and no NVLS") {
+  // Google's nccl-env-profile.sh for TCPXO sets NCCL_PROTO=Simple and NCCL_NVLS_ENABLE=0.
+  topo::ClusterSpec spec = cluster("dgx-h100", 2);
+  spec.node_groups[0].spec.transport = topo::Transport::tcpxo;
+  const NcclSystem system = describe_nccl(spec, 16);
+  CHECK(system.simple_only);
+  CHECK(system.nvls_channels == 0);
+  const NcclTuner tuner(system);
+  for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 20, std::uint64_t{1} << 30}) {
+    const NcclChoice c = tuner.choose(coll::Op::all_reduce, bytes, every_algorithm);
+    INFO("bytes " << bytes);
+    CHECK(c.protocol == NcclProtocol::simple);
+    CHECK(c.algorithm != NcclAlgorithm::nvls_tree);
+  }
+  // The same nodes over InfiniBand keep NCCL's defaults.
+  const NcclTuner ib(describe_nccl(cluster("dgx-h100", 2), 16));
+  CHECK(ib.choose(coll::Op::all_reduce, 8, every_algorithm).protocol != NcclProtocol::simple);
+  CHECK(ib.choose(coll::Op::all_reduce, 1ull << 30, every_algorithm).algorithm ==
+        NcclAlgorithm::nvls_tree);
+  // A forced protocol is still honoured (NCCL_PROTO set by hand overrides the profile).
+  NcclOverrides force;
+  force.protocol = NcclProtocol::ll;
+  CHECK(NcclTuner(system, force).choose(coll::Op::all_reduce, 8, every_algorithm).protocol ==
+        NcclProtocol::ll);
+}

@@ -146,3 +146,28 @@ TEST_CASE("nvls: nvls_tree on two H100 nodes beats a flat ring and uses every NI
   CHECK(double(tree) >= nic_bound);
   CHECK(double(tree) <= 2.5 * nic_bound);
 }
+
+TEST_CASE("nvls: nvls_tree pays the network hop latency per pipeline round, not per chunk") {
+  // NCCL's NVLS-Tree stages hand chunks on through NCCL_STEPS = 8 slots, so a chunk's hop across
+  // the nodes overlaps those of the chunks around it (src/device/all_reduce.h, NVLS_TREE). With
+  // a small message the time is all latency: one chunk takes the ring's 2(N-1) network hops
+  // (plus the switch's), and 64 chunks take the 64/8 full blocks plus the pipeline's fill and
+  // drain in rounds of one hop each, far below 64 chunks of 2(N-1) hops one after another.
+  const int nodes = 4, gpus = 2;
+  const topo::Topology topology = cluster(nodes, gpus, true);
+  const Picoseconds hop = 20 * kPsPerUs; // NCCL's NET latency for NVLS-Tree/Simple, about 20 us
+  auto with_hop = [hop](coll::CollectiveCall call) {
+    call.protocol.inter_hop_ps = hop;
+    return call;
+  };
+  const std::uint64_t bytes = 64 * 1024;
+  const Picoseconds one = time_of(topology, with_hop(call_of("nvls_tree", 8, bytes, 1, gpus)));
+  const Picoseconds many = time_of(topology, with_hop(call_of("nvls_tree", 8, bytes, 64, gpus)));
+  const Picoseconds chain = 2 * (nodes - 1) * hop;
+  CHECK(one >= chain);
+  CHECK(one < chain + 4 * hop);
+  CHECK(many > one);
+  // stage_blocks(64) has 13 blocks; 2N = 8 stages: 20 rounds at most.
+  CHECK(many < 20 * hop + 4 * hop);
+  CHECK(many < 64 * chain / 8);
+}

@@ -5,8 +5,11 @@
 // Nodes come from node_of_rank (N nodes of L consecutive ranks, all the same size; empty = one
 // rank per node). Per chunk: the node's switch reduces shard l (1/L of the chunk) to local rank
 // l (switch_reduce); the N ranks with local index l ring-all-reduce that shard over their NICs;
-// rank l multicasts the result in its node (switch_multicast). The in-node reduce of chunk j+1
-// runs while chunk j crosses the nodes.
+// rank l multicasts the result in its node (switch_multicast). NCCL runs these parts in separate
+// warp groups that hand chunks on through NCCL_STEPS slots; the program runs them as a software
+// pipeline of 2N stages over blocks of up to 8 chunks (nvls.cpp), so the in-node reduce of later
+// chunks runs while earlier ones cross the nodes, and each network hop's latency is paid once
+// per round for a whole block rather than once per chunk.
 //
 // Across nodes NCCL runs a tree per shard (treeUp/treeDown); this generator runs a ring per
 // shard instead: with every GPU a head on its own NIC both move the shard's bytes the same

@@ -102,6 +102,9 @@ struct NcclSystem {
   bool ll128 = false;            // LL128 on by default here
   bool single_gpu_trees = false; // one GPU per node: the simpler TREE pattern (busBw x 0.85)
   bool cpu_amd = false;          // CPU vendor (not in a ClusterSpec: assumed Intel x86)
+  // The transport's vendor runs NCCL with NCCL_PROTO=Simple (GPUDirect-TCPXO: Google's FasTrak
+  // profile, nccl_tcpxo_profile in nccl_system.cpp); it also sets NCCL_NVLS_ENABLE=0.
+  bool simple_only = false;
   // One line per finding, for reports and `topo describe`-style output.
   std::string summary() const;
 };
