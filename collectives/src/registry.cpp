@@ -22,6 +22,7 @@ const auto& registry() {
       &gen::all_reduce_hierarchical(),
       &gen::all_reduce_blueconnect(),
       &gen::all_reduce_parameter_server(),
+      &gen::all_reduce_byteps(),
       &gen::all_reduce_topk(),
       &gen::all_reduce_hierarchical_topk(),
       &gen::all_reduce_coarse_sparse(),

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <stdexcept>
 
 namespace ddlsim::models {
@@ -131,8 +133,77 @@ std::vector<std::uint32_t> collective_joins(const TrainingPlan& plan, const JobP
   return joins;
 }
 
+// What every program of the schedule needs about its rank and the collectives, worked out once
+// when the schedule is made, before any program runs: each (job, local rank, communication
+// channel)'s collective_joins, and each (job, local rank)'s buffer offsets of every collective.
+// Why: each program needs the joins of two other channels and the compute program those of all
+// channels, and every program walked the offsets of all collectives (an algorithm's scratch size
+// can cost a walk over the nodes); done inside the programs that pulled every generator three
+// more times, and the frames of those pulls, made between the programs' long-lived frames, kept
+// most of the frame arena's chunks from being freed (a 128-GPU BERT iteration held 1.2 GB).
+// Identical lists (ranks in the same position of every collective) are stored once.
+class ProgramTable {
+public:
+  ProgramTable(const TrainingPlan& plan, int channels) : channels_(channels) {
+    for (const JobPlan& job : plan.jobs) {
+      const int locals = static_cast<int>(job.spec.gpus.size() + job.spec.server_gpus.size());
+      std::vector<std::uint32_t> join_slots, offset_slots;
+      join_slots.reserve(std::size_t(locals) * std::size_t(channels));
+      for (int local = 0; local < locals; ++local) {
+        for (int channel = 0; channel < channels; ++channel) {
+          std::vector<std::uint32_t> joins = channel == kComputeChannel
+                                                 ? std::vector<std::uint32_t>{}
+                                                 : collective_joins(plan, job, local, channel);
+          join_slots.push_back(intern(joins_seen_, joins_, std::move(joins)));
+        }
+        // Offsets before each collective, then the totals: input, output, scratch in turn.
+        std::vector<std::uint64_t> offsets;
+        offsets.reserve(3 * (job.collectives.size() + 1));
+        Offsets at;
+        for (const PlannedCollective& c : job.collectives) {
+          offsets.insert(offsets.end(), {at.input, at.output, at.scratch});
+          at.advance(algorithm_of(c), c.call, local);
+        }
+        offsets.insert(offsets.end(), {at.input, at.output, at.scratch});
+        offset_slots.push_back(intern(offsets_seen_, offsets_, std::move(offsets)));
+      }
+      join_slots_.push_back(std::move(join_slots));
+      offset_slots_.push_back(std::move(offset_slots));
+    }
+  }
+  // The joins of `channel` (>= 1; 0 gives an empty list) of local rank `local` of job `job`.
+  const std::vector<std::uint32_t>& joins(int job, int local, int channel) const {
+    const std::vector<std::uint32_t>& slots = join_slots_[static_cast<std::size_t>(job)];
+    return *joins_[slots[std::size_t(local) * std::size_t(channels_) + std::size_t(channel)]];
+  }
+  // Local rank `local`'s offsets of collective `c` of job `job` (c = the count: the totals).
+  Offsets offsets(int job, int local, std::size_t c) const {
+    const std::vector<std::uint64_t>& o =
+        *offsets_[offset_slots_[static_cast<std::size_t>(job)][static_cast<std::size_t>(local)]];
+    return Offsets{o[3 * c], o[3 * c + 1], o[3 * c + 2]};
+  }
+
+private:
+  template <typename T>
+  static std::uint32_t intern(std::map<std::vector<T>, std::uint32_t>& seen,
+                              std::vector<const std::vector<T>*>& pool, std::vector<T> list) {
+    const auto [it, added] = seen.emplace(std::move(list), static_cast<std::uint32_t>(pool.size()));
+    if (added) pool.push_back(&it->first); // a map's keys stay where they are
+    return it->second;
+  }
+
+  int channels_;
+  std::map<std::vector<std::uint32_t>, std::uint32_t> joins_seen_;
+  std::map<std::vector<std::uint64_t>, std::uint32_t> offsets_seen_;
+  std::vector<const std::vector<std::uint32_t>*> joins_;
+  std::vector<const std::vector<std::uint64_t>*> offsets_;
+  std::vector<std::vector<std::uint32_t>> join_slots_;   // per job: local x channel -> joins_
+  std::vector<std::vector<std::uint32_t>> offset_slots_; // per job: local -> offsets_
+};
+
 // Communication channel `channel` (>= 1) of local rank `rank` of `job`.
-StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
+StepStream communication_program(std::shared_ptr<const TrainingPlan> plan,
+                                 std::shared_ptr<const ProgramTable> table, int job_index, int rank,
                                  int channel, int channels) {
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
   const int workers = static_cast<int>(job.spec.gpus.size());
@@ -156,17 +227,16 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
   // when all have): channel c's join also waits for channel c+1's, so channel 1's join ends the
   // collective, and on channels > 1 a marker before each collective waits for channel 1's join
   // of the one before. Without it channels drift apart over many collectives and iterations.
-  const std::vector<std::uint32_t> next_joins =
-      channel + 1 < channels ? collective_joins(*plan, job, rank, channel + 1)
-                             : std::vector<std::uint32_t>{};
-  const std::vector<std::uint32_t> first_joins =
-      channel > 1 ? collective_joins(*plan, job, rank, 1) : std::vector<std::uint32_t>{};
+  const std::vector<std::uint32_t>& next_joins =
+      table->joins(job_index, rank, channel + 1 < channels ? channel + 1 : kComputeChannel);
+  const std::vector<std::uint32_t>& first_joins =
+      table->joins(job_index, rank, channel > 1 ? 1 : kComputeChannel);
   const std::size_t count = job.collectives.size();
   for (int iteration = 0; iteration < plan->iterations; ++iteration) {
-    Offsets offsets;
     for (std::size_t i = 0; i < count; ++i) {
       const PlannedCollective& c = job.collectives[i];
       const coll::Algorithm& algorithm = algorithm_of(c);
+      const Offsets offsets = table->offsets(job_index, rank, i);
       const std::uint32_t ready = profile >= 0
                                       ? c.ready_step[static_cast<std::size_t>(profile)] +
                                             static_cast<std::uint32_t>(iteration) * compute_steps
@@ -259,12 +329,12 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan, int j
         co_yield join;
         previous_join = index++;
       }
-      offsets.advance(algorithm, c.call, rank);
     }
   }
 }
 
-StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_index, int rank,
+StepStream compute_program(std::shared_ptr<const TrainingPlan> plan,
+                           std::shared_ptr<const ProgramTable> table, int job_index, int rank,
                            int channels) {
   const JobPlan& job = plan->jobs[static_cast<std::size_t>(job_index)];
   const ComputeProfile& profile = job.profiles[job.profile_of_gpu[static_cast<std::size_t>(rank)]];
@@ -278,13 +348,13 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan, int job_ind
   };
   // Per communication channel, each collective's join in the first iteration and (last) the
   // channel's steps per iteration.
-  std::vector<std::vector<std::uint32_t>> joins(static_cast<std::size_t>(channels));
+  std::vector<const std::vector<std::uint32_t>*> joins(static_cast<std::size_t>(channels));
   for (int channel = 1; channel < channels; ++channel)
-    joins[std::size_t(channel)] = collective_joins(*plan, job, rank, channel);
-  auto per_iteration = [&joins](int channel) { return joins[std::size_t(channel)].back(); };
+    joins[std::size_t(channel)] = &table->joins(job_index, rank, channel);
+  auto per_iteration = [&joins](int channel) { return joins[std::size_t(channel)]->back(); };
   // The join of collective c on `channel` in iteration `iteration`, or kNone.
   auto join_of = [&](int channel, int c, std::uint32_t iteration) {
-    const std::uint32_t first = joins[std::size_t(channel)][std::size_t(c)];
+    const std::uint32_t first = (*joins[std::size_t(channel)])[std::size_t(c)];
     return first == kNone ? kNone : first + iteration * per_iteration(channel);
   };
   const bool barrier = job.gate_collective.empty();
@@ -340,6 +410,7 @@ class TrainingSource final : public coll::ProgramSource {
 public:
   explicit TrainingSource(std::shared_ptr<const TrainingPlan> plan) : plan_(std::move(plan)) {
     channels_ = iteration_channels(*plan_);
+    table_ = std::make_shared<const ProgramTable>(*plan_, channels_);
     job_of_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     local_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     for (std::size_t j = 0; j < plan_->jobs.size(); ++j) {
@@ -362,9 +433,8 @@ public:
     const int j = job_of_rank_[static_cast<std::size_t>(rank)];
     if (j < 0) return 0;
     const int local = local_rank_[static_cast<std::size_t>(rank)];
-    Offsets total;
-    for (const PlannedCollective& c : plan_->jobs[static_cast<std::size_t>(j)].collectives)
-      total.advance(algorithm_of(c), c.call, local);
+    const Offsets total =
+        table_->offsets(j, local, plan_->jobs[static_cast<std::size_t>(j)].collectives.size());
     return buffer == Buffer::input    ? total.input
            : buffer == Buffer::output ? total.output
                                       : total.scratch;
@@ -376,13 +446,14 @@ public:
     const int local = local_rank_[static_cast<std::size_t>(rank)];
     const int workers = static_cast<int>(plan_->jobs[static_cast<std::size_t>(j)].spec.gpus.size());
     if (channel == kComputeChannel)
-      return local < workers ? compute_program(plan_, j, local, channels_) : no_program();
-    return communication_program(plan_, j, local, channel, channels_);
+      return local < workers ? compute_program(plan_, table_, j, local, channels_) : no_program();
+    return communication_program(plan_, table_, j, local, channel, channels_);
   }
 
 private:
   std::shared_ptr<const TrainingPlan> plan_;
   int channels_ = 1;
+  std::shared_ptr<const ProgramTable> table_;
   std::vector<int> job_of_rank_; // per global rank; -1 = unused
   std::vector<int> local_rank_;
 };

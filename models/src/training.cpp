@@ -320,6 +320,8 @@ std::string_view to_string(Framework framework) {
     return "mgwfbp";
   case Framework::bytescheduler:
     return "bytescheduler";
+  case Framework::byteps:
+    return "byteps";
   }
   return "?";
 }
@@ -426,6 +428,19 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs, const PlanOptions& options
             model, order, e, detail::ready_times(order, job.profiles, fw.accumulation_steps), fw,
             detail::planning_cost(spec, where));
         break;
+      case Framework::byteps: {
+        // BytePS: every gradient is cut into partitions of at most BYTEPS_PARTITION_BYTES, each
+        // pushed as soon as its layer's backward is done, the front layers first among those
+        // ready (its tensors' priority); no credit (its queues' credit control is off but in the
+        // node-local reduce), so the planning cost does not matter.
+        FrameworkSpec partitions = fw;
+        partitions.partition_parameters = std::max<std::uint64_t>(1, fw.partition_bytes / e);
+        partitions.credit_parameters = ~0ull;
+        groups = detail::by_priority(
+            model, order, e, detail::ready_times(order, job.profiles, fw.accumulation_steps),
+            partitions, [](std::uint64_t) { return Picoseconds{0}; });
+        break;
+      }
       case Framework::none:
         groups = detail::by_size(model, order, e, ~0ull, ~0ull);
         break;

@@ -118,12 +118,13 @@ models::FrameworkSpec parse_framework(const JsonValue& value) {
   models::FrameworkSpec fw;
   JsonObject object = value.object();
   const std::string type = object.required("type").choice(std::vector<std::string>{
-      "ddp", "horovod", "gradientflow", "none", "mgwfbp", "bytescheduler"});
+      "ddp", "horovod", "gradientflow", "none", "mgwfbp", "bytescheduler", "byteps"});
   fw.type = type == "ddp"             ? models::Framework::ddp
             : type == "horovod"       ? models::Framework::horovod
             : type == "gradientflow"  ? models::Framework::gradientflow
             : type == "mgwfbp"        ? models::Framework::mgwfbp
             : type == "bytescheduler" ? models::Framework::bytescheduler
+            : type == "byteps"        ? models::Framework::byteps
                                       : models::Framework::none;
   constexpr std::uint64_t kMax = 1ull << 40;
   auto only = [&](const char* key, models::Framework framework) {
@@ -154,6 +155,8 @@ models::FrameworkSpec parse_framework(const JsonValue& value) {
     fw.partition_parameters = static_cast<std::uint64_t>(v->integer(1, INT64_MAX));
   if (auto v = only("credit_parameters", models::Framework::bytescheduler))
     fw.credit_parameters = static_cast<std::uint64_t>(v->integer(1, INT64_MAX));
+  if (auto v = only("partition_bytes", models::Framework::byteps))
+    fw.partition_bytes = v->bytes(1, kMax);
   auto startup = planned("startup_us");
   auto bandwidth = planned("bandwidth_gbps");
   if (startup.has_value() != bandwidth.has_value())
@@ -252,7 +255,8 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
     job.batch = models::balanced_batches(*job.model, job.gpu, job.speed, job.precision, sum);
   }
   if (auto v = object.optional("compute")) job.compute = parse_compute(*v, job, base_dir);
-  if (auto v = object.optional("framework")) job.framework = parse_framework(*v);
+  std::optional<JsonValue> framework = object.optional("framework");
+  if (framework) job.framework = parse_framework(*framework);
   std::optional<JsonValue> algorithm = object.optional("algorithm");
   if (algorithm) job.algorithm = algorithm->non_empty_string();
   if (auto v = object.optional("params")) job.params = parse_params(*v);
@@ -288,6 +292,8 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
     job.adasum = true;
     implies(*v, {"recursive_doubling"});
   }
+  if (job.framework.type == models::Framework::byteps)
+    implies(*framework, {"byteps"}); // its push/pull, not an all-reduce library's
   if (auto v = object.optional("parameter_servers")) {
     job.params.servers = static_cast<int>(v->integer(1, 1 << 20));
     implies(*v, {"parameter_server"});

@@ -44,6 +44,7 @@ TEST_CASE("dump: JSON round-trips every generator and the loaded schedule still 
     }
     if (name == "nvls") call.node_of_rank.clear(); // one NVSwitch domain: switch steps
     if (name == "nvls_tree") call.node_of_rank = {0, 1, 2, 3, 4}; // equal nodes
+    if (name == "byteps") call.node_of_rank = {0, 1, 2, 3, 4};    // equal nodes
     if (name == "parameter_server") {
       call.params.servers = 2;
       call.params.dedicated_servers = true;

@@ -42,6 +42,10 @@ std::string describe_framework(const models::FrameworkSpec& fw) {
   case models::Framework::none:
     text += " (all-reduce after backward)";
     break;
+  case models::Framework::byteps:
+    text += " (partitions of " + format_bytes(fw.partition_bytes) +
+            ", push/pull to a summation server on every node)";
+    break;
   case models::Framework::mgwfbp:
   case models::Framework::bytescheduler: {
     const std::string cost =

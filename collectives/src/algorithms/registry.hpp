@@ -16,6 +16,7 @@ const Algorithm& all_reduce_torus2d();
 const Algorithm& all_reduce_hierarchical();
 const Algorithm& all_reduce_blueconnect();
 const Algorithm& all_reduce_parameter_server();
+const Algorithm& all_reduce_byteps();
 const Algorithm& all_reduce_topk();
 const Algorithm& all_reduce_hierarchical_topk();
 const Algorithm& all_reduce_coarse_sparse();

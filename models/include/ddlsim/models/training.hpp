@@ -55,7 +55,15 @@
 
 namespace ddlsim::models {
 
-enum class Framework : std::uint8_t { ddp, horovod, gradientflow, none, mgwfbp, bytescheduler };
+enum class Framework : std::uint8_t {
+  ddp,
+  horovod,
+  gradientflow,
+  none,
+  mgwfbp,
+  bytescheduler,
+  byteps
+};
 enum class Compression : std::uint8_t { none, topk, coarse };
 std::string_view to_string(Framework framework);
 std::string_view to_string(Compression compression);
@@ -77,6 +85,9 @@ struct FrameworkSpec {
   // 4,000,000).
   std::uint64_t partition_parameters = 1'000'000;
   std::uint64_t credit_parameters = 4'000'000;
+  // byteps: the partition size in bytes (BYTEPS_PARTITION_BYTES; its default and recommended
+  // value 4096000, bytedance/byteps docs/env.md).
+  std::uint64_t partition_bytes = 4'096'000;
   int accumulation_steps = 1;
 };
 
