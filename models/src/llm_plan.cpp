@@ -434,9 +434,12 @@ private:
         p.zero >= 1 ? dense / p.dp + experts / (static_cast<double>(p.dp) / p.ep) : dense + experts;
     compute(ops,
             optimizer_time(static_cast<std::uint64_t>(shard), spec_.gpu, Precision::fp16, 1.0));
-    if (p.zero == 1 || p.zero == 2) { // the updated weights back to every rank
-      dp_launch(ops, LlmGroup::dp, coll::Op::all_gather, dense);
-      dp_launch(ops, LlmGroup::expert_dp, coll::Op::all_gather, experts);
+    if (p.zero == 1 || p.zero == 2) { // the updated weights back to every rank, per bucket
+      for (auto [group, total] : {std::pair{LlmGroup::dp, dense}, {LlmGroup::expert_dp, experts}}) {
+        const double buckets = std::ceil(total / cap);
+        for (double b = 0; b < buckets; ++b)
+          dp_launch(ops, group, coll::Op::all_gather, total / buckets);
+      }
     }
     LlmOp end;
     end.kind = LlmOpKind::optimizer; // waits for the all-gathers (a marker)
