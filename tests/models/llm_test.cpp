@@ -216,3 +216,27 @@ TEST_CASE("llm: bad layouts are errors naming the key and the fix") {
   CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "tpp": 1}, "global_batch": 8)"),
              Catch::Contains("tpp"));
 }
+
+TEST_CASE("llm: every engine runs the iteration's Schedule") {
+  Picoseconds compute = 0;
+  for (const char* engine : {"analytic", "flow", "packet"}) {
+    INFO(engine);
+    const std::string text =
+        R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 2}],
+                         "fabric": {"type": "single_switch"}},
+            "workload": {"type": "llm_training",
+                         "model": {"layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096,
+                                   "seq_len": 512, "vocab": 1024},
+                         "parallel": {"tp": 4, "pp": 2, "dp": 2, "zero": 1,
+                                      "sequence_parallel": true},
+                         "global_batch": 8},
+            "engine": {"type": ")" +
+        std::string(engine) + R"("}})";
+    const Run r = run(text);
+    if (compute == 0) compute = r.it.compute;
+    CHECK(r.it.compute == compute); // the same compute steps on every engine
+    CHECK(r.it.time > r.it.compute);
+    CHECK(r.it.exposed_tp > 0);
+    CHECK(r.it.exposed_pp > 0);
+  }
+}
