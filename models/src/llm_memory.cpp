@@ -65,9 +65,10 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
   const LlmParallel& p = spec.parallel;
   const LlmShape& m = spec.shape;
   const std::string par = where + "/parallel";
-  if (p.gpus() != cluster_gpus)
+  const std::int64_t product = std::int64_t{p.tp} * p.pp * p.dp; // no int overflow
+  if (product != cluster_gpus)
     throw InputError(par, "tp x pp x dp = " + std::to_string(p.tp) + " x " + std::to_string(p.pp) +
-                              " x " + std::to_string(p.dp) + " = " + std::to_string(p.gpus()) +
+                              " x " + std::to_string(p.dp) + " = " + std::to_string(product) +
                               " GPUs, but the cluster has " + std::to_string(cluster_gpus) +
                               "; make the product equal the cluster's GPUs (or leave \"dp\" out "
                               "to derive it)");
@@ -109,7 +110,18 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
       throw InputError(par + "/ep", "ep " + std::to_string(p.ep) + " does not divide the " +
                                         std::to_string(m.moe->experts) + " experts");
   }
-  if (spec.global_batch % (spec.micro_batch * p.dp) != 0)
+  // The plan holds each stage's work in order: about 12 entries per layer and micro-batch.
+  const double entries = 12.0 *
+                         (static_cast<double>(spec.global_batch) / (spec.micro_batch * p.dp)) *
+                         (static_cast<double>(m.layers) / p.pp);
+  if (entries > kMaxLlmStageEntries)
+    throw InputError(where + "/global_batch",
+                     "the layout runs " + format_fixed(entries / 1e6, 1) +
+                         " million steps of work per pipeline stage (layers per stage x "
+                         "micro-batches), more than the " +
+                         std::to_string(kMaxLlmStageEntries / 1'000'000) +
+                         " million simulated; lower global_batch or raise micro_batch, dp or pp");
+  if (spec.global_batch % (std::int64_t{spec.micro_batch} * p.dp) != 0)
     throw InputError(where + "/global_batch",
                      "the global batch of " + std::to_string(spec.global_batch) +
                          " sequences is not a multiple of micro_batch x dp = " +

@@ -117,11 +117,12 @@ models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster
   if (auto v = p.optional("dp")) {
     layout.dp = static_cast<int>(v->integer(1, 1 << 20));
   } else {
-    if (total % (layout.tp * layout.pp) != 0)
-      parallel.fail("tp x pp = " + std::to_string(layout.tp * layout.pp) +
-                    " does not divide the cluster's " + std::to_string(total) +
+    const std::int64_t tp_pp = std::int64_t{layout.tp} * layout.pp; // no int overflow
+    if (total % tp_pp != 0)
+      parallel.fail("tp x pp = " + std::to_string(tp_pp) + " does not divide the cluster's " +
+                    std::to_string(total) +
                     " GPUs, so dp cannot be derived; change tp or pp, or give dp");
-    layout.dp = total / (layout.tp * layout.pp);
+    layout.dp = static_cast<int>(total / tp_pp);
   }
   if (auto v = p.optional("zero")) layout.zero = static_cast<int>(v->integer(0, 3));
   if (auto v = p.optional("sequence_parallel")) layout.sequence_parallel = v->boolean();

@@ -213,6 +213,8 @@ TEST_CASE("llm: bad layouts are errors naming the key and the fix") {
              Catch::Contains("/workload/parallel/ep") && Catch::Contains("MoE"));
   CHECK_THAT(error(kSmall, R"("parallel": {"tp": 3}, "global_batch": 8)"),
              Catch::Contains("/workload/parallel"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8}, "global_batch": 16000000)"),
+             Catch::Contains("/workload/global_batch") && Catch::Contains("million steps"));
   CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "tpp": 1}, "global_batch": 8)"),
              Catch::Contains("tpp"));
 }

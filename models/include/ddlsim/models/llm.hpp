@@ -116,11 +116,17 @@ struct LlmSpec {
   // Megatron's DDP bucket (megatron/core/distributed/distributed_data_parallel.py: bucket_size
   // = max(40,000,000, 1,000,000 x DP size) parameters).
   std::int64_t bucket_parameters() const;
-  int micro_batches() const { return global_batch / (micro_batch * parallel.dp); }
+  int micro_batches() const {
+    return static_cast<int>(global_batch / (std::int64_t{micro_batch} * parallel.dp));
+  }
 };
 
+// A bound on one stage's planned work (LlmOp entries), so that a typo cannot ask for a plan
+// larger than memory: not a model constant.
+inline constexpr double kMaxLlmStageEntries = 20'000'000;
+
 // Throws InputError naming `where` + the key ("/parallel/tp", "/global_batch", ...) for a layout
-// the shape, batch or GPU count cannot take, saying what to change.
+// the shape, batch or GPU count cannot take (or one too large to plan), saying what to change.
 void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& where);
 
 struct LlmMemory {
