@@ -161,6 +161,9 @@ RunReport llm_report(const Scenario& scenario, const std::string& label,
   print(*result.llm_plan, result.llm, label, engine, text);
   if (!result.details.summary.empty())
     text << "# " << engine << " engine:\n" << result.details.summary;
+  if (!scenario.sweep.empty())
+    text << "# note: this scenario's sweep (" << sweep_point_count(scenario)
+         << " points) was not run: `ddlsim plan` does not search large-model layouts yet\n";
   report.table = text.str();
   report.json = to_json(scenario, label, *result.llm_plan, result.llm);
   if (!result.details.json.is_null()) report.json[engine] = std::move(result.details.json);
