@@ -83,8 +83,13 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
                             const std::filesystem::path& base_dir) {
   WorkloadSpec workload;
   JsonObject object = section.object();
-  workload.type =
-      object.required("type").choice(std::vector<std::string>{"collective", "training"});
+  workload.type = object.required("type").choice(
+      std::vector<std::string>{"collective", "training", "llm_training"});
+  if (workload.type == "llm_training") {
+    workload.llm = parse_llm(object, cluster);
+    object.finish();
+    return workload;
+  }
   if (workload.type == "training") {
     workload.training = parse_training(object, cluster, base_dir);
     object.finish();

@@ -14,6 +14,8 @@ models::NcclOverrides parse_nccl_overrides(const JsonValue& section);
 // caller finishes the object. Model files are relative to `base_dir`.
 TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,
                                 const std::filesystem::path& base_dir);
+// workload.type = "llm_training" (llm_parser.cpp): reads the keys of `workload` it knows.
+models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
 

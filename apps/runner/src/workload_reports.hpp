@@ -1,4 +1,4 @@
-// The two kinds of run report: run_scenario (run_report.cpp) picks by workload type.
+// The kinds of run report: run_scenario (run_report.cpp) picks by workload type.
 #pragma once
 
 #include "ddlsim/runner/run_report.hpp"
@@ -10,6 +10,8 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
                             const RunSettings& settings);
 RunReport training_report(const Scenario& scenario, const std::string& label,
                           const RunSettings& settings);
+RunReport llm_report(const Scenario& scenario, const std::string& label,
+                     const RunSettings& settings);
 
 // The engine options of a run: the scenario's seed, the trace and the progress callback.
 sim::CommonOptions common_options(const Scenario& scenario, const RunSettings& settings);

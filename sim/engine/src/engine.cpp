@@ -114,12 +114,41 @@ EngineResult simulate_training(const TrainingIteration& iteration, const topo::T
   return simulate_iterations(iteration, kMaxIterations, topology, router, spec, options);
 }
 
+// One iteration of large-model training: the plan's Schedule on the engine, the metrics from its
+// steps. The launch overhead (a calibration's) replaces NCCL's per-call cost, as for training.
+EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology,
+                          topo::Router& router, EngineSpec spec, const CommonOptions& options) {
+  if (spec.reduce_bytes_per_second == 0) {
+    spec.reduce_bytes_per_second = llm.spec.gpu.reduce_bytes_per_second();
+    spec.copy_bytes_per_second =
+        llm.spec.gpu.memory_efficiency * llm.spec.gpu.memory_bytes_per_second / 2;
+  }
+  models::LlmPlanOptions plan_options;
+  plan_options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+  plan_options.launch_overhead = spec.launch_overhead;
+  const auto plan =
+      std::make_shared<const models::LlmPlan>(models::plan_llm(llm.spec, plan_options));
+  models::LlmRecorder steps(plan->ranks);
+  EngineResult result = run_schedule(
+      models::llm_schedule(plan), topology, router, spec, options,
+      [&steps](const StepRecord& r) {
+        steps.add(r.rank, r.channel, r.kind, r.peer, r.start, r.end);
+      },
+      [&steps] { steps.clear(); });
+  result.algorithm = "llm_training";
+  if (result.complete) result.llm = models::summarize_llm(*plan, steps);
+  result.llm_plan = plan;
+  return result;
+}
+
 } // namespace
 
 EngineResult simulate(const Workload& workload, const topo::Topology& topology,
                       topo::Router& router, const EngineSpec& spec, const CommonOptions& options) {
   if (const auto* call = std::get_if<coll::CollectiveCall>(&workload))
     return simulate_collective(*call, topology, router, spec, options);
+  if (const auto* llm = std::get_if<LlmTraining>(&workload))
+    return simulate_llm(*llm, topology, router, spec, options);
   return simulate_training(std::get<TrainingIteration>(workload), topology, router, spec, options);
 }
 

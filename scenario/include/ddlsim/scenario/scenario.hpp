@@ -7,6 +7,7 @@
 
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/models/llm.hpp"
 #include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
@@ -52,6 +53,8 @@ struct WorkloadSpec {
   std::string type = "collective";
   CollectiveWorkload collective;
   TrainingWorkload training;
+  // workload.type = "llm_training": one large-model job on every GPU of the cluster.
+  models::LlmSpec llm;
 };
 
 // The `engine` section: "type" picks the engine (EngineSpec::kind: "analytic", "flow" with its

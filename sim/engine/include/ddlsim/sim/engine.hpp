@@ -16,6 +16,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
+#include "ddlsim/models/llm.hpp"
 #include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/models/training.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
@@ -45,10 +46,16 @@ inline constexpr int kSettleIterations = 2;
 inline constexpr int kMaxIterations = 8;
 inline constexpr double kSettleTolerance = 1e-3;
 
+// One iteration of large-model training (models/llm.hpp): planned, lowered to one Schedule and
+// summarised (iteration time, MFU, exposed communication per kind, bubble).
+struct LlmTraining {
+  models::LlmSpec spec;
+};
+
 // A collective call (algorithm "auto": chosen by timing the candidates on the analytic engine,
 // sim/auto_select.hpp; "nccl": NCCL's own choice per size, models/nccl_model.hpp, with
-// CommonOptions::nccl) or a training iteration.
-using Workload = std::variant<coll::CollectiveCall, TrainingIteration>;
+// CommonOptions::nccl), a training iteration or a large-model training iteration.
+using Workload = std::variant<coll::CollectiveCall, TrainingIteration, LlmTraining>;
 
 // How to run, the same for every engine.
 struct CommonOptions {
@@ -89,6 +96,9 @@ struct EngineResult {
   std::string nccl_choice;                // algorithm "nccl": "tree/LL128, 16 channels"
   double nccl_model_seconds = 0;          // algorithm "nccl": NCCL's own modelled time
   std::vector<models::JobIteration> jobs; // a training iteration: per job, in the jobs' order
+  // A large-model iteration: its plan (collectives and NCCL's choices, memory) and metrics.
+  std::shared_ptr<const models::LlmPlan> llm_plan;
+  models::LlmIteration llm;
   std::vector<StepRecord> steps_recorded; // with CommonOptions::record_steps
   EngineDetails details;
 };

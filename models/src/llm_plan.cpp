@@ -1,0 +1,505 @@
+// An LLM training iteration planned per pipeline stage: the compute stream's work in order, with
+// the collectives and pipeline transfers it launches or waits for (llm.hpp, LlmOp).
+//
+// Per layer and micro-batch, as Megatron-LM runs it (Shoeybi et al. 2019, Figure 3; Korthikanti
+// et al. 2022, Figure 5 for sequence parallelism):
+//   forward   attention block, TP all-reduce, FFN block, TP all-reduce; with sequence
+//             parallelism an all-gather before each block and a reduce-scatter after it instead;
+//             an MoE FFN is the router, an EP all-to-all (dispatch), the experts, an EP
+//             all-to-all (combine)
+//   backward  the same blocks in reverse, with the same collectives (the conjugate operators);
+//             full recomputation first reruns the layer's forward pass (with its collectives),
+//             selective recomputation reruns attention's scores and softmax x V in the backward
+//             attention block
+// The first stage embeds the tokens (a vocabulary-parallel lookup followed by a TP all-reduce or
+// reduce-scatter), the last computes the logits (and the loss). Pipeline: 1F1B (Narayanan et al.
+// 2021, section 2.2.1): stage i runs min(p - i - 1, m) forward passes, then alternates one
+// forward and one backward, then the remaining backward passes; activations go to the next stage
+// after a forward pass, their gradients to the previous one after a backward pass (s b h x 2
+// bytes, / t with sequence parallelism: Megatron sends the sequence-split tensor). Data
+// parallelism, Megatron's DDP: the gradients of the last micro-batch's backward pass are packed
+// into buckets in backward order (LlmSpec::bucket_parameters) and reduced as each fills,
+// overlapped with the rest of the backward pass; ZeRO-0 all-reduces them, ZeRO-1 (Megatron's
+// distributed optimizer) reduce-scatters them and all-gathers the updated weights after the
+// optimizer step; ZeRO-2 and 3 reduce-scatter each micro-batch's gradients (they are not kept
+// whole: DeepSpeed's stages 2 and 3), and ZeRO-3 all-gathers every layer's weights before its
+// forward and its backward pass, one layer ahead (FSDP's prefetch). Gradients and weights move
+// as 2-byte values (the ZeRO paper's accounting). Compute times come from the GPU roofline
+// (gpu.hpp) on the layer's FLOPs and bytes per TP rank; the optimizer is memory-bound over the
+// GPU's share of the parameters.
+#include "ddlsim/collectives/algorithm.hpp"
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/models/llm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace ddlsim::models {
+namespace {
+
+struct BlockTimes {
+  Picoseconds attention_forward = 0, attention_backward = 0;
+  Picoseconds ffn_forward = 0, ffn_backward = 0; // dense FFN, or the experts of an MoE layer
+  Picoseconds router_forward = 0, router_backward = 0;
+  Picoseconds scores_forward = 0; // attention's QK^T and softmax x V (selective recompute)
+};
+
+// One roofline "layer" of `flops` per sequence (forward; backward twice that).
+Layer roofline_layer(LayerKind kind, double parameters, double flops, double activation_bytes) {
+  Layer layer;
+  layer.kind = kind;
+  layer.parameters = static_cast<std::uint64_t>(parameters);
+  layer.forward_flops = flops;
+  layer.backward_flops = 2 * flops;
+  layer.activation_bytes = static_cast<std::uint64_t>(activation_bytes * 2); // fp32 convention
+  return layer;
+}
+
+// The GPU for the matrix multiplies: FP8 training runs them at the FP8 peak (Transformer Engine
+// keeps attention's softmax and the norms in BF16).
+GpuSpec gemm_gpu(const LlmSpec& spec) {
+  GpuSpec gpu = spec.gpu;
+  if (spec.precision == LlmPrecision::fp8) gpu.fp16_flops = gpu.fp8_flops;
+  return gpu;
+}
+
+BlockTimes block_times(const LlmSpec& spec, int layer) {
+  const LlmShape& m = spec.shape;
+  const double t = spec.parallel.tp, s = m.seq_len, h = static_cast<double>(m.hidden);
+  const int b = spec.micro_batch;
+  const GpuSpec gemm = gemm_gpu(spec);
+  const double tokens_activation = s * h / t; // one block's output per sequence, bytes at 2 B
+  auto times = [&](const GpuSpec& gpu, const Layer& l) {
+    return layer_times(l, gpu, Precision::fp16, b, 1.0);
+  };
+  BlockTimes out;
+  const double projections = 2 * h * h + 2 * h * static_cast<double>(m.kv_dim());
+  const LayerTimes norm = times(spec.gpu, roofline_layer(LayerKind::norm, h, 8 * s * h, s * h));
+  const LayerTimes qkvo =
+      times(gemm, roofline_layer(LayerKind::linear, projections / t, 2 * s * projections / t,
+                                 2 * tokens_activation));
+  const LayerTimes scores = times(
+      spec.gpu, roofline_layer(LayerKind::attention, 0, 4 * s * s * h / t, tokens_activation));
+  out.attention_forward = norm.forward + qkvo.forward + scores.forward;
+  out.attention_backward = norm.backward + qkvo.backward + scores.backward;
+  out.scores_forward = scores.forward;
+  const double mats = m.gated_ffn ? 3 : 2;
+  if (m.is_moe_layer(layer)) {
+    const MoeShape& moe = *m.moe;
+    // Each expert's GPU computes its share of the routed tokens padded to the capacity factor.
+    const double f = static_cast<double>(moe.expert_ffn);
+    const double routed = moe.top_k * moe.capacity_factor + moe.shared_experts;
+    const double weights =
+        mats * h * f * (static_cast<double>(moe.experts) / spec.parallel.ep + moe.shared_experts);
+    const LayerTimes experts =
+        times(gemm, roofline_layer(LayerKind::linear, weights / t,
+                                   2 * s * mats * h * f * routed / t, routed * s * f / t));
+    const LayerTimes router =
+        times(spec.gpu, roofline_layer(LayerKind::linear, h * moe.experts, 2 * s * h * moe.experts,
+                                       s * moe.experts));
+    out.ffn_forward = norm.forward + experts.forward;
+    out.ffn_backward = norm.backward + experts.backward;
+    out.router_forward = router.forward;
+    out.router_backward = router.backward;
+  } else {
+    const double f = static_cast<double>(m.ffn);
+    const LayerTimes ffn = times(gemm, roofline_layer(LayerKind::linear, mats * h * f / t,
+                                                      2 * s * mats * h * f / t, s * f / t));
+    out.ffn_forward = norm.forward + ffn.forward;
+    out.ffn_backward = norm.backward + ffn.backward;
+  }
+  return out;
+}
+
+// Builds the stages' work and the collectives they name.
+class Planner {
+public:
+  Planner(const LlmSpec& spec, const LlmPlanOptions& options) : spec_(spec), options_(options) {
+    plan_.spec = spec;
+    plan_.launch_overhead = options.launch_overhead;
+    const LlmParallel& p = spec.parallel;
+    const LlmShape& m = spec.shape;
+    const double sbh2 = 2.0 * m.seq_len * spec.micro_batch * static_cast<double>(m.hidden);
+    activation_bytes_ = static_cast<std::uint64_t>(sbh2);
+    sp_ = p.sequence_parallel && p.tp > 1;
+    pipeline_bytes_ = static_cast<std::uint64_t>(sbh2 / (sp_ ? p.tp : 1));
+    if (p.tp > 1) {
+      if (sp_) {
+        tp_gather_ = collective(LlmGroup::tp, coll::Op::all_gather, activation_bytes_);
+        tp_scatter_ = collective(LlmGroup::tp, coll::Op::reduce_scatter, activation_bytes_);
+      } else {
+        tp_reduce_ = collective(LlmGroup::tp, coll::Op::all_reduce, activation_bytes_);
+      }
+    }
+    if (m.moe && p.ep > 1) {
+      const double tokens = static_cast<double>(m.seq_len) * spec.micro_batch / (sp_ ? p.tp : 1);
+      const double bytes =
+          tokens * m.moe->top_k * m.moe->capacity_factor * static_cast<double>(m.hidden) * 2;
+      // Rounded to whole elements per peer.
+      const std::uint64_t per_peer =
+          std::max<std::uint64_t>(2, static_cast<std::uint64_t>(bytes / p.ep) / 2 * 2);
+      ep_all_to_all_ = collective(LlmGroup::ep, coll::Op::all_to_all, per_peer * p.ep);
+    }
+    for (int l = 0; l < m.layers; ++l) times_.push_back(block_times(spec, l));
+  }
+
+  LlmPlan run() {
+    const LlmParallel& p = spec_.parallel;
+    for (int stage = 0; stage < p.pp; ++stage) plan_.stages.push_back(stage_ops(stage));
+    const double tokens = static_cast<double>(spec_.global_batch) * spec_.shape.seq_len;
+    plan_.model_flops_per_iteration = tokens * spec_.shape.model_flops_per_token();
+    plan_.memory = llm_memory(spec_);
+    for (int r = 0; r < p.gpus(); ++r)
+      plan_.ranks = std::max(plan_.ranks, spec_.gpus[static_cast<std::size_t>(r)] + 1);
+    count_steps();
+    return std::move(plan_);
+  }
+
+private:
+  int group_size(LlmGroup group) const {
+    const LlmParallel& p = spec_.parallel;
+    switch (group) {
+    case LlmGroup::tp:
+      return p.tp;
+    case LlmGroup::dp:
+      return p.dp;
+    case LlmGroup::ep:
+      return p.ep;
+    case LlmGroup::expert_dp:
+      return p.dp / p.ep;
+    }
+    return 1;
+  }
+
+  const NcclTuner* tuner(LlmGroup group) const {
+    if (spec_.algorithm != "nccl") return nullptr;
+    switch (group) {
+    case LlmGroup::tp:
+      return spec_.tp_nccl.get();
+    case LlmGroup::ep:
+      return spec_.ep_nccl.get();
+    default:
+      return spec_.dp_nccl.get();
+    }
+  }
+
+  // The index of the collective (op, bytes) on `group`, planned once.
+  int collective(LlmGroup group, coll::Op op, std::uint64_t bytes) {
+    bytes = std::max<std::uint64_t>(bytes / 2 * 2, 2);
+    const int n = group_size(group);
+    if (op == coll::Op::reduce_scatter || op == coll::Op::all_gather)
+      bytes = std::max<std::uint64_t>(bytes / (2ull * n), 1) * 2 * n; // whole elements per rank
+    const auto key = std::make_tuple(static_cast<int>(group), static_cast<int>(op), bytes);
+    if (auto it = index_.find(key); it != index_.end()) return it->second;
+    LlmCollective c;
+    c.group = group;
+    c.call.op = op;
+    c.call.ranks = n;
+    c.call.bytes = bytes;
+    c.call.dtype = coll::DataType::fp16; // 2-byte values (bf16 moves like fp16)
+    c.call.algorithm = op == coll::Op::all_to_all ? "pairwise" : spec_.algorithm;
+    const std::vector<int> members = plan_.group_members(group, 0);
+    for (int r : members)
+      c.call.node_of_rank.push_back(spec_.node_of_gpu[static_cast<std::size_t>(r)]);
+    const NcclTuner* nccl = op == coll::Op::all_to_all ? nullptr : tuner(group);
+    if (c.call.algorithm == "nccl") {
+      if (!nccl) {
+        c.call.algorithm = "ring";
+      } else {
+        const NcclChoice choice = nccl->choose(op, bytes, [&](NcclAlgorithm a, NcclProtocol) {
+          if (nccl_generator(op, a).empty()) return false;
+          return options_.switch_steps ||
+                 (a != NcclAlgorithm::nvls && a != NcclAlgorithm::nvls_tree);
+        });
+        if (choice.generator.empty())
+          throw InputError("/workload/algorithm", "NCCL's choice for a " + format_bytes(bytes) +
+                                                      " collective (" + choice.describe() +
+                                                      ") has no ddlsim generator");
+        c.call.algorithm = choice.generator;
+        c.call.protocol = nccl_protocol(nccl->system(), choice.algorithm, choice.protocol);
+        c.overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
+        c.nccl_choice = choice.describe();
+      }
+    }
+    const coll::Algorithm* algorithm = coll::find_algorithm(op, c.call.algorithm);
+    if (!algorithm)
+      throw InputError("/workload/algorithm", "no " + std::string(coll::to_string(op)) +
+                                                  " algorithm \"" + c.call.algorithm + "\"");
+    algorithm->check(c.call);
+    auto it = std::find(plan_.protocols.begin(), plan_.protocols.end(), c.call.protocol);
+    if (it == plan_.protocols.end())
+      it = plan_.protocols.insert(plan_.protocols.end(), c.call.protocol);
+    c.protocol = static_cast<std::uint8_t>(it - plan_.protocols.begin());
+    plan_.collectives.push_back(std::move(c));
+    const int index = static_cast<int>(plan_.collectives.size()) - 1;
+    index_.emplace(key, index);
+    return index;
+  }
+
+  void compute(std::vector<LlmOp>& ops, Picoseconds duration) {
+    LlmOp op;
+    op.duration = duration;
+    ops.push_back(op);
+  }
+  void blocking(std::vector<LlmOp>& ops, LlmOpKind kind, int collective_index) {
+    if (collective_index < 0) return;
+    LlmOp op;
+    op.kind = kind;
+    op.collective = collective_index;
+    ops.push_back(op);
+  }
+  void pipeline(std::vector<LlmOp>& ops, LlmOpKind kind, bool forward) {
+    LlmOp op;
+    op.kind = kind;
+    op.forward_dir = forward;
+    op.bytes = pipeline_bytes_;
+    ops.push_back(op);
+  }
+  // A DP collective launched now; returns its index among the stage's DP launches.
+  int dp_launch(std::vector<LlmOp>& ops, LlmGroup group, coll::Op op, double parameters) {
+    if (group_size(group) < 2 || parameters <= 0) return -1;
+    LlmOp launch;
+    launch.kind = LlmOpKind::dp;
+    launch.collective = collective(group, op, static_cast<std::uint64_t>(parameters * 2));
+    ops.push_back(launch);
+    return dp_launches_++;
+  }
+  void dp_wait(std::vector<LlmOp>& ops, int launch) {
+    if (launch < 0) return;
+    LlmOp wait;
+    wait.kind = LlmOpKind::dp_wait;
+    wait.collective = launch;
+    ops.push_back(wait);
+  }
+
+  // One block with its TP collectives around it: the all-gather before (SP) and the all-reduce
+  // or reduce-scatter after.
+  void tp_block(std::vector<LlmOp>& ops, Picoseconds duration) {
+    blocking(ops, LlmOpKind::tp, tp_gather_);
+    compute(ops, duration);
+    blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+  }
+  void ffn_forward(std::vector<LlmOp>& ops, int layer) {
+    const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
+    if (!spec_.shape.is_moe_layer(layer)) return tp_block(ops, t.ffn_forward);
+    blocking(ops, LlmOpKind::tp, tp_gather_);
+    compute(ops, t.router_forward);
+    blocking(ops, LlmOpKind::ep, ep_all_to_all_);
+    compute(ops, t.ffn_forward);
+    blocking(ops, LlmOpKind::ep, ep_all_to_all_);
+    blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+  }
+  void ffn_backward(std::vector<LlmOp>& ops, int layer) {
+    const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
+    if (!spec_.shape.is_moe_layer(layer)) return tp_block(ops, t.ffn_backward);
+    blocking(ops, LlmOpKind::tp, tp_gather_);
+    blocking(ops, LlmOpKind::ep, ep_all_to_all_);
+    compute(ops, t.ffn_backward);
+    blocking(ops, LlmOpKind::ep, ep_all_to_all_);
+    compute(ops, t.router_backward);
+    blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+  }
+  void layer_forward(std::vector<LlmOp>& ops, int layer) {
+    tp_block(ops, times_[static_cast<std::size_t>(layer)].attention_forward);
+    ffn_forward(ops, layer);
+  }
+
+  // The weights of `layer` on one GPU: dense ones and experts apart.
+  std::pair<double, double> layer_parameters(int layer) const {
+    const LlmShape& m = spec_.shape;
+    const double e = static_cast<double>(m.expert_parameters(layer));
+    const double all = static_cast<double>(m.attention_parameters() + m.ffn_parameters(layer));
+    return {(all - e) / spec_.parallel.tp, e / (spec_.parallel.tp * spec_.parallel.ep)};
+  }
+  // ZeRO-3: the all-gathers of a layer's weights (dense and experts).
+  std::pair<int, int> gather_layer(std::vector<LlmOp>& ops, int layer) {
+    const auto [dense, experts] = layer_parameters(layer);
+    return {dp_launch(ops, LlmGroup::dp, coll::Op::all_gather, dense),
+            dp_launch(ops, LlmGroup::expert_dp, coll::Op::all_gather, experts)};
+  }
+
+  std::vector<LlmOp> stage_ops(int stage) {
+    const LlmParallel& p = spec_.parallel;
+    const LlmShape& m = spec_.shape;
+    const int per_stage = m.layers / p.pp;
+    const int first = stage * per_stage, last = first + per_stage - 1;
+    const int micro_batches = spec_.micro_batches();
+    const bool zero3 = p.zero >= 3;
+    const double t = p.tp, s = m.seq_len, h = static_cast<double>(m.hidden);
+    const double v = static_cast<double>(m.vocab);
+    dp_launches_ = 0;
+    // The embedding lookup (memory-bound) and the logits with the loss.
+    const LayerTimes embed = layer_times(roofline_layer(LayerKind::embedding, v * h / t, 0, s * h),
+                                         spec_.gpu, Precision::fp16, spec_.micro_batch, 1.0);
+    const LayerTimes logits =
+        layer_times(roofline_layer(LayerKind::linear, v * h / t, 2 * s * h * v / t, 2 * s * v / t),
+                    gemm_gpu(spec_), Precision::fp16, spec_.micro_batch, 1.0);
+    std::vector<LlmOp> ops;
+    std::vector<std::pair<int, int>> gathered(static_cast<std::size_t>(m.layers), {-1, -1});
+    auto forward = [&](int /*micro_batch*/) {
+      if (stage > 0) pipeline(ops, LlmOpKind::pp_recv, true);
+      if (stage == 0) {
+        compute(ops, embed.forward);
+        blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+      }
+      for (int l = first; l <= last; ++l) {
+        if (zero3) {
+          if (l == first) gathered[std::size_t(l)] = gather_layer(ops, l);
+          if (l < last) gathered[std::size_t(l + 1)] = gather_layer(ops, l + 1);
+          dp_wait(ops, gathered[std::size_t(l)].first);
+          dp_wait(ops, gathered[std::size_t(l)].second);
+        }
+        layer_forward(ops, l);
+      }
+      if (stage == p.pp - 1) {
+        blocking(ops, LlmOpKind::tp, tp_gather_);
+        compute(ops, logits.forward);
+      } else {
+        pipeline(ops, LlmOpKind::pp_send, true);
+      }
+    };
+    double bucket_dense = 0, bucket_experts = 0;
+    const double cap = static_cast<double>(spec_.bucket_parameters());
+    const coll::Op grad_op = p.zero >= 1 ? coll::Op::reduce_scatter : coll::Op::all_reduce;
+    auto flush = [&](bool all) {
+      if (bucket_dense >= cap || (all && bucket_dense > 0)) {
+        dp_launch(ops, LlmGroup::dp, grad_op, bucket_dense);
+        bucket_dense = 0;
+      }
+      if (bucket_experts >= cap || (all && bucket_experts > 0)) {
+        dp_launch(ops, LlmGroup::expert_dp, grad_op, bucket_experts);
+        bucket_experts = 0;
+      }
+    };
+    auto backward = [&](int micro_batch) {
+      // Gradients are reduced in the last micro-batch (ZeRO 0 and 1) or in every one (2 and 3).
+      const bool reduce = p.zero >= 2 || micro_batch == micro_batches - 1;
+      if (stage < p.pp - 1) pipeline(ops, LlmOpKind::pp_recv, false);
+      if (stage == p.pp - 1) {
+        compute(ops, logits.backward);
+        blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+      }
+      for (int l = last; l >= first; --l) {
+        const BlockTimes& bt = times_[std::size_t(l)];
+        if (zero3) {
+          if (l == last) gathered[std::size_t(l)] = gather_layer(ops, l);
+          if (l > first) gathered[std::size_t(l - 1)] = gather_layer(ops, l - 1);
+          dp_wait(ops, gathered[std::size_t(l)].first);
+          dp_wait(ops, gathered[std::size_t(l)].second);
+        }
+        if (spec_.recompute == Recompute::full) layer_forward(ops, l);
+        ffn_backward(ops, l);
+        const Picoseconds recomputed =
+            spec_.recompute == Recompute::selective ? bt.scores_forward : 0;
+        tp_block(ops, bt.attention_backward + recomputed);
+        if (reduce) {
+          const auto [dense, experts] = layer_parameters(l);
+          bucket_dense += dense;
+          bucket_experts += experts;
+          flush(false);
+        }
+      }
+      if (stage == 0) {
+        compute(ops, embed.backward);
+        if (reduce) bucket_dense += v * h / t;
+      }
+      if (stage == p.pp - 1 && reduce && (!m.tied_embeddings || p.pp > 1))
+        bucket_dense += v * h / t;
+      if (reduce) flush(true);
+      if (stage > 0) pipeline(ops, LlmOpKind::pp_send, false);
+    };
+    const int warmup = std::min(p.pp - stage - 1, micro_batches);
+    for (int i = 0; i < warmup; ++i) forward(i);
+    for (int i = 0; i < micro_batches - warmup; ++i) {
+      forward(warmup + i);
+      backward(i);
+    }
+    for (int i = micro_batches - warmup; i < micro_batches; ++i) backward(i);
+    // The optimizer over this GPU's shard, after every gradient collective and pipeline send.
+    LlmOp barrier;
+    barrier.kind = LlmOpKind::optimizer;
+    ops.push_back(barrier);
+    double dense = 0, experts = 0;
+    for (int l = first; l <= last; ++l) {
+      const auto [d, e] = layer_parameters(l);
+      dense += d;
+      experts += e;
+    }
+    if (stage == 0) dense += v * h / t;
+    if (stage == p.pp - 1 && (!m.tied_embeddings || p.pp > 1)) dense += v * h / t;
+    const double shard =
+        p.zero >= 1 ? dense / p.dp + experts / (static_cast<double>(p.dp) / p.ep) : dense + experts;
+    compute(ops,
+            optimizer_time(static_cast<std::uint64_t>(shard), spec_.gpu, Precision::fp16, 1.0));
+    if (p.zero == 1 || p.zero == 2) { // the updated weights back to every rank, per bucket
+      for (auto [group, total] : {std::pair{LlmGroup::dp, dense}, {LlmGroup::expert_dp, experts}}) {
+        const double buckets = std::ceil(total / cap);
+        for (double b = 0; b < buckets; ++b)
+          dp_launch(ops, group, coll::Op::all_gather, total / buckets);
+      }
+    }
+    LlmOp end;
+    end.kind = LlmOpKind::optimizer; // waits for the all-gathers (a marker)
+    ops.push_back(end);
+    return ops;
+  }
+
+  // Steps of each collective on each local rank: launch, the generator's, the join.
+  void count_steps() {
+    for (LlmCollective& c : plan_.collectives) {
+      const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
+      const Picoseconds launch = plan_.launch_overhead > 0 ? plan_.launch_overhead : c.overhead;
+      for (int r = 0; r < c.call.ranks; ++r) {
+        std::uint32_t count = (launch > 0 ? 1 : 0) + 1;
+        coll::StepStream stream = algorithm->program(c.call, r, 0);
+        for (coll::Step step; stream.next(step);) ++count;
+        c.steps.push_back(count);
+      }
+    }
+  }
+
+  const LlmSpec& spec_;
+  LlmPlanOptions options_;
+  LlmPlan plan_;
+  std::map<std::tuple<int, int, std::uint64_t>, int> index_;
+  std::vector<BlockTimes> times_;
+  std::uint64_t activation_bytes_ = 0, pipeline_bytes_ = 0;
+  bool sp_ = false;
+  int tp_reduce_ = -1, tp_gather_ = -1, tp_scatter_ = -1, ep_all_to_all_ = -1;
+  int dp_launches_ = 0;
+};
+
+} // namespace
+
+std::vector<int> LlmPlan::group_members(LlmGroup group, int job_rank) const {
+  const LlmParallel& p = spec.parallel;
+  const LlmCoords c = llm_coords(p, job_rank);
+  std::vector<int> out;
+  switch (group) {
+  case LlmGroup::tp:
+    for (int t = 0; t < p.tp; ++t) out.push_back(llm_rank(p, {t, c.dp, c.pp}));
+    break;
+  case LlmGroup::dp:
+    for (int d = 0; d < p.dp; ++d) out.push_back(llm_rank(p, {c.tp, d, c.pp}));
+    break;
+  case LlmGroup::ep: // consecutive DP ranks
+    for (int d = c.dp / p.ep * p.ep; d < (c.dp / p.ep + 1) * p.ep; ++d)
+      out.push_back(llm_rank(p, {c.tp, d, c.pp}));
+    break;
+  case LlmGroup::expert_dp: // the DP ranks holding the same experts
+    for (int d = c.dp % p.ep; d < p.dp; d += p.ep) out.push_back(llm_rank(p, {c.tp, d, c.pp}));
+    break;
+  }
+  return out;
+}
+
+LlmPlan plan_llm(const LlmSpec& spec, const LlmPlanOptions& options) {
+  if (static_cast<int>(spec.gpus.size()) != spec.parallel.gpus())
+    throw std::logic_error("plan_llm: the spec's GPUs do not match its layout");
+  return Planner(spec, options).run();
+}
+
+} // namespace ddlsim::models

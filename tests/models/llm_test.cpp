@@ -1,0 +1,244 @@
+// Large-model training (models/llm.hpp): the defining effects of each kind of parallelism, the
+// pipeline bubble's closed form, memory per ZeRO stage, and the errors of bad layouts.
+#include "ddlsim/core/input_error.hpp"
+#include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/sim/engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
+#include "error_of.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ddlsim;
+using namespace ddlsim::models;
+using ddlsim::test_support::error_of;
+
+namespace {
+
+// `nodes` DGX H100 on one switch and an llm_training workload: the model and the keys given.
+std::string scenario_text(int nodes, const std::string& model, const std::string& keys) {
+  return R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": )" + std::to_string(nodes) +
+         R"(}], "fabric": {"type": "single_switch"}},
+             "workload": {"type": "llm_training", "model": )" +
+         model + ", " + keys + "}}";
+}
+
+// A small dense transformer (GPT-like shape, 8 layers).
+const std::string kSmall =
+    R"({"layers": 8, "hidden": 4096, "heads": 32, "ffn": 16384, "seq_len": 2048,
+        "vocab": 128, "ffn_type": "gelu"})";
+
+std::string moe_model(int top_k) {
+  return R"({"layers": 4, "hidden": 2048, "heads": 16, "ffn": 8192, "seq_len": 1024,
+             "vocab": 128, "moe": {"experts": 8, "top_k": )" +
+         std::to_string(top_k) + R"(, "expert_ffn": 4096}})";
+}
+
+Scenario load(const std::string& text) {
+  return load_scenario(Json::parse(text), "test.json", ".");
+}
+
+struct Run {
+  std::shared_ptr<const LlmPlan> plan;
+  LlmIteration it;
+  std::uint64_t bytes_sent = 0;
+};
+
+Run run(const std::string& text) {
+  const Scenario scenario = load(text);
+  const topo::Topology topology = topo::build_topology(scenario.topology);
+  topo::Router router(topology);
+  const sim::EngineResult result =
+      sim::simulate(sim::LlmTraining{scenario.workload.llm}, topology, router, scenario.engine, {});
+  REQUIRE(result.complete);
+  return {result.llm_plan, result.llm, result.bytes_sent};
+}
+
+// Compute time of one micro-batch's forward and backward on a GPU of stage 0 (optimizer apart).
+Picoseconds compute_per_micro_batch(const LlmPlan& plan) {
+  Picoseconds total = 0;
+  const std::vector<LlmOp>& ops = plan.stages.front();
+  for (std::size_t i = 0; i + 2 < ops.size(); ++i)
+    if (ops[i].kind == LlmOpKind::compute) total += ops[i].duration;
+  return total / plan.spec.micro_batches();
+}
+
+int count_ops(const LlmPlan& plan, coll::Op op, LlmGroup group) {
+  int n = 0;
+  for (const LlmOp& o : plan.stages.front())
+    if (o.collective >= 0 && o.kind != LlmOpKind::dp_wait) {
+      const LlmCollective& c = plan.collectives[static_cast<std::size_t>(o.collective)];
+      if (c.call.op == op && c.group == group) ++n;
+    }
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("llm: bundled shapes have their published parameter counts") {
+  const std::vector<std::pair<std::string, double>> published{
+      {"gpt3-175b", 175e9},     {"llama2-7b", 6.74e9},   {"llama2-70b", 68.98e9},
+      {"llama3-8b", 8.03e9},    {"llama3-70b", 70.55e9}, {"llama3-405b", 405.8e9},
+      {"mixtral-8x7b", 46.7e9}, {"deepseek-v3", 671e9}};
+  for (const auto& [name, total] : published) {
+    INFO(name);
+    CHECK(static_cast<double>(find_llm_shape(name, "/m").parameters()) ==
+          Approx(total).epsilon(0.02));
+  }
+  CHECK_THAT(error_of([] { find_llm_shape("llama2-71b", "/workload/model"); }),
+             Catch::Contains("/workload/model") && Catch::Contains("llama2-70b"));
+}
+
+TEST_CASE("llm: model FLOPs per token follow Narayanan et al.'s formula without recompute") {
+  const LlmShape gpt3 = find_llm_shape("gpt3-175b", "/m");
+  const double l = gpt3.layers, h = static_cast<double>(gpt3.hidden), s = gpt3.seq_len,
+               v = static_cast<double>(gpt3.vocab);
+  // 3/4 of eq. (3)'s layer terms (it counts a recomputed forward pass) plus the logits 6 h V.
+  CHECK(gpt3.model_flops_per_token() == Approx(72 * l * h * h + 12 * l * s * h + 6 * h * v));
+  // The dense approximation 6N is within a few percent.
+  CHECK(gpt3.model_flops_per_token() ==
+        Approx(6.0 * static_cast<double>(gpt3.parameters())).epsilon(0.05));
+  // An MoE token uses top_k experts, not all of them.
+  const LlmShape mixtral = find_llm_shape("mixtral-8x7b", "/m");
+  CHECK(mixtral.model_flops_per_token() < 0.5 * 6.0 * static_cast<double>(mixtral.parameters()));
+}
+
+TEST_CASE("llm: more TP shrinks compute per GPU and adds TP collectives inside the NVLink domain") {
+  Picoseconds previous = 0;
+  for (int tp : {1, 2, 8}) {
+    INFO("tp " << tp);
+    const Run r = run(scenario_text(1, kSmall,
+                                    R"("parallel": {"tp": )" + std::to_string(tp) +
+                                        R"(}, "global_batch": 8, "algorithm": "ring")"));
+    const Picoseconds compute = compute_per_micro_batch(*r.plan);
+    if (previous > 0) CHECK(compute < previous);
+    previous = compute;
+    if (tp == 1) {
+      CHECK(r.it.exposed_tp == 0);
+      CHECK(count_ops(*r.plan, coll::Op::all_reduce, LlmGroup::tp) == 0);
+    } else {
+      CHECK(r.it.exposed_tp > 0);
+      // 2 per layer forward and backward, and the embedding's, per micro-batch.
+      CHECK(count_ops(*r.plan, coll::Op::all_reduce, LlmGroup::tp) ==
+            (4 * 8 + 2) * r.plan->spec.micro_batches());
+      for (const LlmCollective& c : r.plan->collectives)
+        if (c.group == LlmGroup::tp)
+          for (int node : c.call.node_of_rank) CHECK(node == c.call.node_of_rank.front());
+    }
+  }
+}
+
+TEST_CASE("llm: the 1F1B bubble is (p - 1) / (m + p - 1) with equal stages") {
+  double previous = 1;
+  for (int m : {4, 8, 16}) {
+    INFO("micro-batches " << m);
+    const Run r = run(scenario_text(1, kSmall,
+                                    R"("parallel": {"tp": 2, "pp": 4}, "global_batch": )" +
+                                        std::to_string(m) + R"(, "algorithm": "ring")"));
+    REQUIRE(r.plan->spec.micro_batches() == m);
+    const double expected = 3.0 / (m + 3.0);
+    CHECK(r.it.bubble_fraction == Approx(expected).epsilon(0.05));
+    CHECK(r.it.bubble_fraction < previous);
+    previous = r.it.bubble_fraction;
+    CHECK(r.it.exposed_pp > 0);
+    CHECK(r.it.exposed_pp < r.it.bubble);
+  }
+}
+
+TEST_CASE("llm: ZeRO-3 cuts memory per GPU and adds parameter all-gathers") {
+  const auto text = [](int zero) {
+    return scenario_text(1, kSmall,
+                         R"("parallel": {"tp": 1, "zero": )" + std::to_string(zero) +
+                             R"(}, "global_batch": 16, "algorithm": "ring")");
+  };
+  const Run zero0 = run(text(0));
+  const Run zero1 = run(text(1));
+  const Run zero3 = run(text(3));
+  CHECK(zero1.plan->memory.total() < zero0.plan->memory.total());
+  CHECK(zero3.plan->memory.total() < zero1.plan->memory.total());
+  CHECK(zero3.plan->memory.parameters < zero0.plan->memory.parameters);
+  CHECK(count_ops(*zero0.plan, coll::Op::all_gather, LlmGroup::dp) == 0);
+  CHECK(count_ops(*zero0.plan, coll::Op::all_reduce, LlmGroup::dp) > 0);
+  // Every layer is gathered before its forward and its backward pass in each micro-batch.
+  CHECK(count_ops(*zero3.plan, coll::Op::all_gather, LlmGroup::dp) ==
+        2 * 8 * zero3.plan->spec.micro_batches());
+  CHECK(zero3.it.collectives > zero0.it.collectives);
+  // More bytes move (each micro-batch gathers the weights twice and scatters the gradients),
+  // though the time need not grow: the optimizer updates only its shard.
+  CHECK(zero3.bytes_sent > 2 * zero0.bytes_sent);
+}
+
+TEST_CASE("llm: expert-parallel all-to-all grows with top_k") {
+  Picoseconds previous = -1;
+  std::uint64_t previous_bytes = 0;
+  for (int k : {1, 2, 4}) {
+    INFO("top_k " << k);
+    const Run r = run(scenario_text(1, moe_model(k),
+                                    R"("parallel": {"tp": 1, "ep": 8}, "global_batch": 8,
+                                        "algorithm": "ring")"));
+    std::uint64_t bytes = 0;
+    for (const LlmCollective& c : r.plan->collectives)
+      if (c.group == LlmGroup::ep) bytes = c.call.bytes;
+    CHECK(bytes > previous_bytes);
+    CHECK(r.it.exposed_ep > previous);
+    previous_bytes = bytes;
+    previous = r.it.exposed_ep;
+  }
+}
+
+TEST_CASE("llm: a layout over the GPU's memory is refused, saying by how much and what to change") {
+  const std::string message = error_of([] {
+    load(scenario_text(1, R"("llama2-70b")", R"("parallel": {"tp": 8}, "global_batch": 8)"));
+  });
+  CHECK_THAT(message, Catch::Contains("/workload/parallel") && Catch::Contains("over by") &&
+                          Catch::Contains("GiB") && Catch::Contains("raise \"zero\""));
+}
+
+TEST_CASE("llm: bad layouts are errors naming the key and the fix") {
+  const auto error = [](const std::string& model, const std::string& keys) {
+    return error_of([&] { load(scenario_text(1, model, keys)); });
+  };
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 2, "pp": 2, "dp": 4}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel") && Catch::Contains("16 GPUs"));
+  CHECK_THAT(error(R"({"layers": 8, "hidden": 1536, "heads": 12, "ffn": 4096, "seq_len": 512,
+                      "vocab": 128})",
+                   R"("parallel": {"tp": 8}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/tp") && Catch::Contains("12 attention heads"));
+  CHECK_THAT(error(R"({"layers": 6, "hidden": 1024, "heads": 8, "ffn": 4096, "seq_len": 512,
+                      "vocab": 128})",
+                   R"("parallel": {"pp": 4, "tp": 2}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/pp") && Catch::Contains("6 layers"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 1}, "global_batch": 12)"),
+             Catch::Contains("/workload/global_batch") && Catch::Contains("micro_batch x dp"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"ep": 2}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/ep") && Catch::Contains("MoE"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 3}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8}, "global_batch": 16000000)"),
+             Catch::Contains("/workload/global_batch") && Catch::Contains("million steps"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "tpp": 1}, "global_batch": 8)"),
+             Catch::Contains("tpp"));
+}
+
+TEST_CASE("llm: every engine runs the iteration's Schedule") {
+  Picoseconds compute = 0;
+  for (const char* engine : {"analytic", "flow", "packet"}) {
+    INFO(engine);
+    const std::string text =
+        R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 2}],
+                         "fabric": {"type": "single_switch"}},
+            "workload": {"type": "llm_training",
+                         "model": {"layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096,
+                                   "seq_len": 512, "vocab": 1024},
+                         "parallel": {"tp": 4, "pp": 2, "dp": 2, "zero": 1,
+                                      "sequence_parallel": true},
+                         "global_batch": 8},
+            "engine": {"type": ")" +
+        std::string(engine) + R"("}})";
+    const Run r = run(text);
+    if (compute == 0) compute = r.it.compute;
+    CHECK(r.it.compute == compute); // the same compute steps on every engine
+    CHECK(r.it.time > r.it.compute);
+    CHECK(r.it.exposed_tp > 0);
+    CHECK(r.it.exposed_pp > 0);
+  }
+}
