@@ -104,8 +104,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option(
       "--algorithm", options->algorithm,
       "Override workload.algorithm (a name, auto, or nccl: NCCL's own choice per size)");
+  // Bounded below 2^63: CLI11 would clamp a larger seed to INT64_MAX without a word.
   cmd->add_option("--seed", options->seed, "Override the scenario's seed")
-      ->check(checks::non_negative());
+      ->check(checks::range(0, 9e18));
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
                   "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
       ->check(checks::positive());

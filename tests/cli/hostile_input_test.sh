@@ -13,7 +13,7 @@ default="$scenarios/default.json"
 # Subcommands and flags.
 check "an unknown subcommand is named, with the nearest one" \
   expect_error 2 'unknown subcommand "rnu" (did you mean "run"?)' rnu "$default"
-check "a negative seed says the bound readably" expect_error 2 '"-1" must be at least 0' \
+check "a negative seed says the bound readably" expect_error 2 '"-1" must be in [0, 9e+18]' \
   run "$default" --seed -1
 check "the bound message is short (no 309-digit DBL_MAX)" bash -c \
   "'$ddlsim' run '$default' --seed -1 2>&1 | awk 'length > 200 { exit 1 }'"
