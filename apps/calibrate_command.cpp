@@ -10,7 +10,9 @@
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 namespace ddlsim::cli {
 namespace {
@@ -21,8 +23,18 @@ struct CalibrateOptions {
   std::string protocols; // empty: NCCL's default rule (choose_protocols)
   std::vector<std::string> node_groups;
   int max_iterations = 100;
-  bool strict = false; // a fit that needs a physically impossible value is an error
+  bool strict = false;                // a fit that needs a physically impossible value is an error
+  bool allow_underdetermined = false; // write a fit with fewer distinct points than parameters
 };
+
+// The distinct measurements (collective, size, ranks) among the points: repeating a size adds
+// no equation a parameter could be determined from.
+std::size_t distinct_points(const std::vector<calib::MeasuredPoint>& points) {
+  std::set<std::tuple<int, std::uint64_t, int>> seen;
+  for (const calib::MeasuredPoint& p : points)
+    seen.emplace(static_cast<int>(p.op), p.bytes, p.ranks);
+  return seen.size();
+}
 
 Json system_json(const calib::MeasuredSet& set) {
   const calib::MeasuredSystem& s = set.system;
@@ -45,6 +57,20 @@ void run(const CalibrateOptions& options) {
   choose_protocols(options.protocols, loaded, fit_options);
   fit_options.max_iterations = options.max_iterations;
   const calib::FitReport fit = calib::fit_calibration(model, loaded.points, fit_options);
+  // Fewer equations than unknowns: the priors, not the data, set most values, however small the
+  // residuals (one point fitted 7 parameters and called several "determined").
+  const std::size_t distinct = distinct_points(loaded.points);
+  const bool underdetermined = distinct < fit.parameters.size();
+  const std::string underdetermined_why =
+      std::to_string(distinct) +
+      " distinct measured point(s) (collective, size, ranks) cannot "
+      "determine the " +
+      std::to_string(fit.parameters.size()) + " fitted parameters";
+  if (underdetermined && !options.allow_underdetermined)
+    throw InputError(options.inputs.files.front(),
+                     "underdetermined fit: " + underdetermined_why +
+                         "; measure more sizes (nccl-tests -b 8 -e 8G -f 2), or pass "
+                         "--allow-underdetermined to write it anyway, marked \"underdetermined\"");
   // A fit that needs an impossible value describes the data, not the hardware: the model is
   // missing a mechanism of this system (issue 16), and the calibration must not be used as if
   // it measured the links.
@@ -65,6 +91,13 @@ void run(const CalibrateOptions& options) {
                                      "with a warning and \"model_mismatch\": true");
 
   for (const std::string& note : loaded.notes) std::cout << "# inferred: " << note << "\n";
+  for (const std::string& line : loaded.contradictions)
+    std::cout << "# WARNING: the log contradicts --scenario: " << line << "\n";
+  if (underdetermined) {
+    std::cout << "# WARNING: underdetermined fit (--allow-underdetermined): " << underdetermined_why
+              << "; no parameter is reported as determined by the data\n";
+    std::cerr << "ddlsim calibrate: WARNING: underdetermined fit: " << underdetermined_why << "\n";
+  }
   const bool library_chose = std::any_of(loaded.points.begin(), loaded.points.end(),
                                          [](const auto& p) { return p.algorithm.empty(); });
   if (library_chose) std::cout << "# assumed: " << model.choice_model() << "\n";
@@ -82,7 +115,8 @@ void run(const CalibrateOptions& options) {
   std::cout << "# parameter                          value   rel. s.e.  determined by the data\n";
   char line[256];
   Json parameters = Json::array();
-  for (const calib::ParameterEstimate& p : fit.parameters) {
+  for (calib::ParameterEstimate p : fit.parameters) {
+    p.identified = p.identified && !underdetermined;
     std::snprintf(line, sizeof line, "  %-30s %12.4g %9.1f%%  %s\n", p.name.c_str(), p.value,
                   100 * p.relative_se,
                   p.identified ? "yes"
@@ -148,6 +182,9 @@ void run(const CalibrateOptions& options) {
                    "log-normal priors"},
         {"iterations", fit.iterations},
         {"model_mismatch", !fit.impossible.empty()},
+        {"underdetermined", underdetermined},
+        {"distinct_points", distinct},
+        {"layout_contradictions", loaded.contradictions},
         {"impossible_values", impossible},
         {"parameters", parameters},
         {"median_abs_error_percent", in_sample.all.median},
@@ -182,6 +219,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--strict", options->strict,
                 "Fail (exit 2, no file written) when the fit needs a physically impossible value "
                 "(an efficiency above 1 or at most 0, a negative overhead): a model mismatch");
+  cmd->add_flag("--allow-underdetermined", options->allow_underdetermined,
+                "Write a fit that has fewer distinct measured points than parameters (default: "
+                "an error); no parameter of it is reported as determined by the data");
   add_measured_flags(*cmd, options->inputs);
   cmd->callback([options] { run(*options); });
 }

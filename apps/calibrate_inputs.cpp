@@ -1,6 +1,7 @@
 #include "calibrate_inputs.hpp"
 #include "ddlsim/calibrate/nccl_protocols.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/models/gpu.hpp"
 #include "number_checks.hpp"
 
 #include <algorithm>
@@ -105,7 +106,51 @@ LoadedMeasurements load_measurements(const MeasuredInputs& inputs) {
                                   : inputs.files.front(),
                      "leaves no measured points");
   if (!loaded.scenario) loaded.cluster = calib::generic_cluster(*widest, loaded.notes);
+  if (loaded.scenario)
+    for (const calib::MeasuredSet& set : loaded.sets)
+      for (const std::string& line : layout_contradictions(set, loaded.cluster)) {
+        loaded.contradictions.push_back(set.source + ": " + line);
+        std::cerr << "ddlsim: WARNING: " << set.source << " contradicts --scenario "
+                  << inputs.scenario << ": " << line
+                  << " (the fit describes the scenario's hardware only if the log was measured "
+                     "on it)\n";
+      }
   return loaded;
+}
+
+std::vector<std::string> layout_contradictions(const calib::MeasuredSet& set,
+                                               const topo::ClusterSpec& cluster) {
+  std::vector<std::string> lines;
+  const calib::MeasuredSystem& s = set.system;
+  int nodes = 0, gpus = 0, most_per_node = 0;
+  bool arch_match = false;
+  std::string scenario_gpus;
+  const int log_cc = s.gpu_name.empty() ? 0 : models::compute_capability(s.gpu_name);
+  for (const topo::NodeGroup& g : cluster.node_groups) {
+    nodes += g.count;
+    gpus += g.count * g.spec.gpus;
+    most_per_node = std::max(most_per_node, g.spec.gpus);
+    const int cc = models::compute_capability(g.spec.gpu_model);
+    arch_match |= cc == 0 || cc == log_cc;
+    if (scenario_gpus.find(g.spec.gpu_model) == std::string::npos)
+      scenario_gpus += (scenario_gpus.empty() ? "" : ", ") + g.spec.gpu_model + " (sm_" +
+                       std::to_string(cc) + ")";
+  }
+  if (log_cc > 0 && !arch_match)
+    lines.push_back("the log ran on " + s.gpu_name + " (sm_" + std::to_string(log_cc) +
+                    "), the scenario has " + scenario_gpus);
+  // Fewer is fine (nccl-tests -g 4 on an 8-GPU node); more cannot have run on these nodes.
+  if (s.gpus_per_node > most_per_node)
+    lines.push_back("the log ran " + std::to_string(s.gpus_per_node) +
+                    " GPUs per node, the scenario's nodes have at most " +
+                    std::to_string(most_per_node));
+  if (s.nodes > nodes)
+    lines.push_back("the log ran on " + std::to_string(s.nodes) + " nodes, the scenario has " +
+                    std::to_string(nodes));
+  if (s.ranks > gpus)
+    lines.push_back("the log ran " + std::to_string(s.ranks) + " ranks, the scenario has " +
+                    std::to_string(gpus) + " GPUs");
+  return lines;
 }
 
 } // namespace ddlsim::cli

@@ -34,9 +34,19 @@ struct LoadedMeasurements {
   std::optional<Scenario> scenario;         // loaded without its "calibration"
   topo::ClusterSpec cluster;                // the scenario's, or inferred
   std::vector<std::string> notes;           // what was inferred or assumed
+  // Where a log's own header contradicts --scenario (its GPU model, GPUs per node, nodes or
+  // ranks): printed loudly on stderr, and kept in the calibration's source.
+  std::vector<std::string> contradictions;
 };
 
 LoadedMeasurements load_measurements(const MeasuredInputs& inputs);
+
+// What the header of `set` says about the measured system that `cluster` (the --scenario)
+// contradicts: a GPU of another architecture, more GPUs per node, more nodes or more ranks than
+// the scenario has. Fitting such a log to the scenario fits the wrong hardware (a
+// V100 log on an A100 scenario gives the A100's links the V100's rates).
+std::vector<std::string> layout_contradictions(const calib::MeasuredSet& set,
+                                               const topo::ClusterSpec& cluster);
 
 // The protocols to fit: the --protocols list when given, else NCCL's default rule applied to
 // what the measurements and the cluster say (nccl_protocols.hpp), appended to `loaded.notes`;

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string algorithm;
   std::int64_t seed = -1;
   double max_wall_seconds = 0;
+  bool progress = false; // draw progress even when stderr is not a terminal
 };
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -48,7 +49,7 @@ void run(const RunOptions& options) {
   const std::string json_path = options.json.empty() ? scenario.output.json_path : options.json;
   const std::string trace_path = options.trace.empty() ? scenario.output.trace_path : options.trace;
 
-  Progress progress(options.max_wall_seconds);
+  Progress progress(options.max_wall_seconds, options.progress);
   runner::RunSettings settings;
   settings.trace = !trace_path.empty();
   settings.links = !options.links.empty();
@@ -56,8 +57,8 @@ void run(const RunOptions& options) {
     throw InputError("--links", "the per-link load report is for a collective workload; this "
                                 "scenario's workload is \"" +
                                     scenario.workload.type + "\": drop --links");
-  settings.begin = [&progress](const std::string& what, std::string_view unit) {
-    progress.begin(what, std::string(unit));
+  settings.begin = [&progress](const std::string& what, std::string_view unit, double done) {
+    progress.begin(what, std::string(unit), done);
   };
   settings.progress = [&progress](Picoseconds simulated, std::uint64_t done) {
     return progress.keep_going(simulated, done);
@@ -78,7 +79,8 @@ void run(const RunOptions& options) {
     }
   }();
   const std::string stopped = "stopped at --max-wall-seconds " +
-                              std::to_string(options.max_wall_seconds) + " " + report.incomplete;
+                              format_significant(options.max_wall_seconds, 6) + " " +
+                              report.incomplete;
   if (report.json.is_null()) throw IncompleteRun(stopped);
 
   std::cout << report.table;
@@ -118,11 +120,16 @@ void add_run_command(CLI::App& app) {
   cmd->add_option(
       "--algorithm", options->algorithm,
       "Override workload.algorithm (a name, auto, or nccl: NCCL's own choice per size)");
+  // Bounded below 2^63: CLI11 would clamp a larger seed to INT64_MAX without a word.
   cmd->add_option("--seed", options->seed, "Override the scenario's seed")
-      ->check(checks::non_negative());
+      ->check(checks::range(0, 9e18));
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
                   "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
       ->check(checks::positive());
+  cmd->add_flag("--progress", options->progress,
+                "Print progress (what is simulated, steps or events per second, simulated time, "
+                "ETA) once a second on stderr even when it is not a terminal (on a terminal it "
+                "is always shown)");
   cmd->callback([options] { run(*options); });
 }
 

@@ -147,15 +147,16 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_option("--nodes", o->nodes, "Ranks per node, e.g. 4 4 (hierarchical algorithms)");
   cmd->add_flag("--dump", o->dump, "Print the text dump (the default unless --json is given)");
   cmd->add_option("--json", o->json, "Write the JSON dump to FILE");
-  cmd->add_flag("--check", o->check,
-                "Run the reference executor and say whether the result is right");
+  auto* check = cmd->add_flag("--check", o->check,
+                              "Run the reference executor and say whether the result is right");
   cmd->add_option("--max-steps", o->max_steps, "Refuse schedules with more steps than this")
       ->check(checks::range(1, 1e12))
       ->capture_default_str();
   cmd->add_option("--check-limit", o->check_limit,
                   "--check only while ranks x size is at most this (the reference executor "
                   "holds every rank's buffers)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(check); // without --check it limits nothing: refused, not silently ignored
   cmd->callback([o] { run(*o); });
 }
 

@@ -519,6 +519,11 @@ NcclLog parse_nccl_log(std::string_view text, const std::string& source, bool le
     }
     const std::optional<std::uint64_t> bytes = to_unsigned(words[0]);
     if (!bytes) {
+      // A row shaped like the table's (its column count, an element count second) whose size
+      // does not parse is a damaged row, not prose: dropping it silently loses a measurement.
+      if (words.size() == layout->columns && words.size() > 1 && to_unsigned(words[1]))
+        throw InputError(where, "expected a size in bytes in column 1, found \"" + words[0] +
+                                    "\" (or pass --lenient to skip the row)");
       // Anything else (a shell prompt, a warning) ends the table.
       std::string prose = line;
       prose.erase(0, prose.find_first_not_of(" \t"));

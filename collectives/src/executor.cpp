@@ -101,9 +101,10 @@ void Executor::transfer(const Started& send, const Started& receive) {
   if (receive.step.kind == StepKind::recv_reduce) check_access(receive, receive.step.src, false);
   const std::span<std::byte> incoming = bytes(from, send.step.src);
   const std::span<std::byte> dst = bytes(to, receive.step.dst);
-  if (receive.step.kind == StepKind::recv)
-    std::memcpy(dst.data(), incoming.data(), dst.size());
-  else
+  if (receive.step.kind == StepKind::recv) {
+    // An empty step's spans may hold null pointers: memcpy(null, null, 0) is undefined (UBSan).
+    if (!dst.empty()) std::memcpy(dst.data(), incoming.data(), dst.size());
+  } else
     combine(call_.reduction, call_.dtype, bytes(to, receive.step.src), incoming, dst);
   forget_accesses(from, send.program, send.index);
   bytes_sent_ += send.step.bytes;

@@ -1,4 +1,5 @@
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/topologies/spec_parser.hpp"
 #include "workload_parser.hpp"
@@ -27,6 +28,39 @@ std::vector<int> node_of_rank(const topo::ClusterSpec& spec, int ranks) {
   return nodes;
 }
 
+// A rate of the cluster that moves `bytes` (the largest size of the workload) in one transfer
+// more slowly than an engine can count (kMaxSimulatedPs, sim_time.hpp) is an error naming its
+// key: such a bandwidth is almost always one given in the wrong unit, and engines would
+// otherwise stop mid-run with a message that cannot say which key to fix.
+void check_transfer_time(const topo::ClusterSpec& cluster, std::uint64_t bytes) {
+  auto check = [&](double bytes_per_second, const std::string& pointer) {
+    if (!(bytes_per_second > 0)) return; // unset: the builder derives it from another rate
+    const double seconds = static_cast<double>(bytes) / bytes_per_second;
+    if (seconds < kMaxSimulatedSeconds) return;
+    throw InputError(pointer, format_gbps(bytes_per_second) + " moves one " + format_bytes(bytes) +
+                                  " transfer in " + format_significant(seconds / 86400, 3) +
+                                  " days of simulated time, more than the " +
+                                  format_significant(kMaxSimulatedSeconds / 86400, 3) +
+                                  " days an engine can count; is the bandwidth in Gb/s?");
+  };
+  const std::string& top = cluster.json_path;
+  for (std::size_t i = 0; i < cluster.node_groups.size(); ++i) {
+    const topo::NodeSpec& s = cluster.node_groups[i].spec;
+    const std::string group = top + "/nodes/" + std::to_string(i) + "/";
+    check(s.nvlink_bytes_per_second, group + "nvlink_bandwidth_gbps");
+    check(s.pcie_bytes_per_second, group + "pcie_bandwidth_gbps");
+    if (s.nics > 0) {
+      check(s.nic_bytes_per_second, group + "nic_bandwidth_gbps");
+      if (s.transport == topo::Transport::socket)
+        check(s.socket_stream_bytes_per_second, group + "socket_stream_gbps");
+    }
+  }
+  check(cluster.fabric.link_bytes_per_second, top + "/fabric/bandwidth_gbps");
+  for (std::size_t i = 0; i < cluster.fabric.custom_links.size(); ++i)
+    check(cluster.fabric.custom_links[i].bytes_per_second,
+          top + "/fabric/links/" + std::to_string(i) + "/bandwidth_gbps");
+}
+
 // Cross-section checks: the collective fits the cluster and its algorithm accepts every size.
 void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
   const std::int64_t gpus = total_gpus(cluster);
@@ -46,6 +80,8 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
                        format_bytes(c.sizes[i]) + " (" + std::to_string(c.sizes[i]) +
                            " B) is not a multiple of the " + std::string(coll::to_string(c.dtype)) +
                            " element size (" + std::to_string(element) + " B)");
+  if (!c.sizes.empty())
+    check_transfer_time(cluster, *std::max_element(c.sizes.begin(), c.sizes.end()));
   // NCCL's view of the cluster, before any calibration (describe_nccl names what it rejects).
   bool nvidia = true;
   for (const topo::NodeGroup& group : cluster.node_groups)

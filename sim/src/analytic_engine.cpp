@@ -2,6 +2,7 @@
 
 #include "analytic_switch_groups.hpp"
 #include "connection_fifo.hpp"
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
@@ -68,8 +69,7 @@ struct Event {
 };
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
-  return static_cast<Picoseconds>(
-      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+  return checked_transfer_ps(static_cast<double>(bytes), bytes_per_second);
 }
 
 class AnalyticRun {

@@ -23,6 +23,7 @@
 // followed like deps. simulate_analytic runs the event-driven engine only when no attempt can
 // succeed: a wait on an end forgotten already, a schedule that cannot finish (the event-driven
 // engine then names the stuck step), or a program of more than 2^31 steps.
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 
 #include "ddlsim/sim/gpu_rates.hpp"
@@ -414,7 +415,7 @@ private:
       program.ends[index - program.base] = time;
     else
       end_far(p, index, time);
-    last_end_ = std::max(last_end_, time);
+    last_end_ = std::max(last_end_, checked_time(time)); // never a wrapped clock (sim_time.hpp)
     if (recording_) [[unlikely]]
       record(p, index, time);
     if (++steps_done_ % kProgressInterval == 0) [[unlikely]]

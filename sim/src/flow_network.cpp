@@ -1,5 +1,6 @@
 #include "ddlsim/sim/flow_network.hpp"
 
+#include "ddlsim/core/sim_time.hpp"
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -152,7 +153,7 @@ void FlowNetwork::settle(Flow& flow, Picoseconds now) {
 
 Picoseconds FlowNetwork::finish_time(Picoseconds now, double remaining, double rate) {
   const double seconds = rate > 0 ? remaining / rate : 0.0;
-  return now + static_cast<Picoseconds>(std::llround(seconds * 1e12));
+  return checked_later(now, checked_ps(seconds * 1e12));
 }
 
 void FlowNetwork::schedule_finish(FlowId id, Picoseconds now) {

@@ -15,6 +15,7 @@
 
 #include "ddlsim/collectives/step.hpp"
 #include "ddlsim/collectives/step_stream.hpp"
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/topologies/router.hpp"
 #include "peer_fifo.hpp"
@@ -76,7 +77,7 @@ struct PendingStep {
   // copy wait on the stores that built it (a store-forwarding stall on every pulled step).
   void assign(const coll::Step& step) {
     bytes = step.kind == coll::StepKind::compute
-                ? static_cast<std::uint64_t>(std::llround(step.param))
+                ? static_cast<std::uint64_t>(checked_ps(step.param))
                 : step.bytes;
     deps = step.deps;
     peer = step.peer;

@@ -13,7 +13,7 @@ default="$scenarios/default.json"
 # Subcommands and flags.
 check "an unknown subcommand is named, with the nearest one" \
   expect_error 2 'unknown subcommand "rnu" (did you mean "run"?)' rnu "$default"
-check "a negative seed says the bound readably" expect_error 2 '"-1" must be at least 0' \
+check "a negative seed says the bound readably" expect_error 2 '"-1" must be in [0, 9e+18]' \
   run "$default" --seed -1
 check "the bound message is short (no 309-digit DBL_MAX)" bash -c \
   "'$ddlsim' run '$default' --seed -1 2>&1 | awk 'length > 200 { exit 1 }'"
@@ -54,5 +54,23 @@ touch not-a-directory
 plan="$scenarios/examples/plan-cloud-allreduce.json"
 check "a plan whose cache cannot be written warns and still succeeds" bash -c \
   "'$ddlsim' plan '$plan' --cache not-a-directory/c >p.txt 2>e.txt && grep -q 'could not be cached' e.txt && grep -q 'recommendation' p.txt"
+
+# Progress and the wall-clock deadline on every engine: 128 cloud V100, 200 sizes of 1 GiB (far
+# more work than the deadline allows on any machine).
+for engine in analytic flow packet; do
+  python3 - "$default" "$engine" >"long-$engine.json" <<'PY'
+import json, sys
+print(json.dumps({"include": sys.argv[1], "workload": {"sizes": ["1GiB"] * 200},
+                  "engine": {"type": sys.argv[2]}}))
+PY
+  check "$engine engine: --max-wall-seconds stops the run with exit 4 and says what completed" \
+    expect_error 4 'stopped at --max-wall-seconds 0.3 while simulating 1 GiB' \
+    run "long-$engine.json" --max-wall-seconds 0.3
+  check "$engine engine: --progress prints progress lines when stderr is not a terminal" \
+    expect_error 4 'progress: all_reduce 1 GiB ring (1/200): ' \
+    run "long-$engine.json" --max-wall-seconds 0.3 --progress
+done
+check "without --progress nothing is drawn off a terminal" bash -c \
+  "'$ddlsim' run long-analytic.json --max-wall-seconds 0.3 2>&1 | grep -c progress: | grep -qx 0"
 
 finish

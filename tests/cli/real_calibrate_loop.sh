@@ -40,8 +40,10 @@ if [[ -z "$emulate_reason" ]]; then
   grep -q '"emulated: ' "$work/real.json" ||
     { cat "$work/real.txt"; fail "the report does not say it ran on the emulated network"; }
 fi
+# Five sizes cannot determine the fit's 7 parameters (calibrate refuses that by default): the loop
+# checks that the file reproduces the fit, not that the data determine every parameter.
 "$ddlsim" calibrate "$work/real.json" -o "$work/cal.json" --scenario "$scenario" \
-  --max-iterations 30 >"$work/cal.txt" 2>&1 || { cat "$work/cal.txt"; fail "ddlsim calibrate"; }
+  --max-iterations 30 --allow-underdetermined >"$work/cal.txt" 2>&1 || { cat "$work/cal.txt"; fail "ddlsim calibrate"; }
 grep -q "^# inferred: protocols simple only" "$work/cal.txt" ||
   { cat "$work/cal.txt"; fail "calibrate did not say it fits one protocol for a ddlsim report"; }
 "$ddlsim" validate --measured "$work/real.json" --scenario "$scenario" --calibration "$work/cal.json" \

@@ -2,6 +2,8 @@
 // evaluation rounds with it and must match the event-driven one to the picosecond.
 #include "round_half_away.hpp"
 
+#include "ddlsim/core/input_error.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -22,6 +24,12 @@ TEST_CASE("round_half_away equals std::llround on values, halves and their neigh
     }
   CHECK(mismatches == 0);
   for (const double value : {0.0, 0.5, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5,
-                             9007199254740993.0, 3.9e18, 5e18, -2.5})
+                             9007199254740993.0, 3.9e18, 4.5e18})
     CHECK(round_half_away(value) == std::llround(value));
+}
+
+TEST_CASE("round_half_away refuses what is no duration below 2^62 ps instead of wrapping") {
+  // sim_time.hpp: a simulated time past 2^62 ps (or negative, or NaN) is an InputError.
+  for (const double value : {5e18, 1e300, -2.5, std::nan("")})
+    CHECK_THROWS_AS(round_half_away(value), ddlsim::InputError);
 }

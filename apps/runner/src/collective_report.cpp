@@ -24,14 +24,17 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
   Json link_sizes = Json::array();
   std::uint64_t largest_bytes = 0;
   sim::LinkLoadReport largest; // the link report of the largest size, for the table
+  double all_bytes = 0, bytes_done = 0;
+  for (std::uint64_t bytes : workload.sizes) all_bytes += static_cast<double>(bytes);
   for (std::size_t i = 0; i < workload.sizes.size(); ++i) {
     const std::uint64_t bytes = workload.sizes[i];
     const coll::CollectiveCall call = make_collective_call(workload, scenario.topology, bytes);
     if (settings.begin)
-      settings.begin(std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " +
-                         call.algorithm + " (" + std::to_string(i + 1) + "/" +
-                         std::to_string(workload.sizes.size()) + ")",
-                     sim::progress_unit(scenario.engine));
+      settings.begin(
+          std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " + call.algorithm +
+              " (" + std::to_string(i + 1) + "/" + std::to_string(workload.sizes.size()) + ")",
+          sim::progress_unit(scenario.engine), all_bytes > 0 ? bytes_done / all_bytes : -1.0);
+    bytes_done += static_cast<double>(bytes);
     sim::EngineResult result = sim::simulate(call, topology, router, scenario.engine, options);
     const bool go_on = !settings.end || settings.end();
     if (!result.complete || !go_on) {

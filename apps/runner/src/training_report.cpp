@@ -205,7 +205,8 @@ RunReport training_report(const Scenario& scenario, const std::string& label,
                           const RunSettings& settings) {
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
-  if (settings.begin) settings.begin("training iteration", sim::progress_unit(scenario.engine));
+  if (settings.begin)
+    settings.begin("training iteration", sim::progress_unit(scenario.engine), -1.0);
   sim::EngineResult result =
       sim::simulate(sim::TrainingIteration{scenario.workload.training.jobs,
                                            scenario.workload.training.iterations},

@@ -2,6 +2,7 @@
 
 #include "ddlsim/collectives/step_runner.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "platform.hpp"
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -21,13 +23,18 @@
 namespace ddlsim::sim::flow {
 namespace {
 
+// Steps between progress callbacks (and --max-wall-seconds checks). A SimGrid step costs tens
+// of microseconds at scale (its max-min sharing is re-solved as flows start and end), so the
+// other engines' kProgressInterval (65,536) left a 4,096-rank run silent for seconds and
+// overshot the deadline by 5 s; 1,024 keeps both well under a second.
+constexpr std::uint64_t kFlowProgressInterval = 1 << 10;
+
 namespace sg = simgrid::s4u;
 using coll::Step;
 using coll::StepKind;
 
 Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
-  return static_cast<Picoseconds>(
-      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+  return checked_transfer_ps(static_cast<double>(bytes), bytes_per_second);
 }
 
 // The traffic of one (sender, receiver, channel): its mailbox, where the k-th send meets the
@@ -57,7 +64,7 @@ struct Slot {
 
   static Slot of(const Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == StepKind::compute
-                                    ? static_cast<std::uint64_t>(std::llround(step.param))
+                                    ? static_cast<std::uint64_t>(checked_ps(step.param))
                                     : step.bytes;
     return Slot{bytes, start, step.peer, step.kind, step.protocol};
   }
@@ -186,6 +193,7 @@ public:
     Platform::run();
     if (!platform_->routing_error().empty())
       throw InputError("topology", platform_->routing_error());
+    if (input_error_) throw *input_error_;
     if (!input_why_.empty()) throw InputError("engine", input_why_);
     if (!error_.empty()) throw std::logic_error(error_);
     for (const auto& program : programs_)
@@ -218,7 +226,7 @@ public:
   // A step completed now; false once the run must stop.
   void step_completed(Picoseconds now) {
     last_completion_ = std::max(last_completion_, now);
-    if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
+    if (++steps_done_ % kFlowProgressInterval == 0 && options_.progress &&
         !options_.progress(now, steps_done_)) {
       result_.complete = false;
       report_now_(timing());
@@ -233,6 +241,14 @@ public:
   void reject(const std::string& why) {
     if (input_why_.empty()) input_why_ = why;
     fail(why);
+  }
+  // Bad input found mid-run (a simulated time past what picoseconds count, sim_time.hpp): the
+  // run ends in that InputError. The other actors are killed at once: left waiting on their
+  // transfers, SimGrid would report a deadlock.
+  void reject_input(const InputError& error) {
+    if (!input_error_) input_error_ = error;
+    fail(error.what());
+    sg::Actor::kill_all();
   }
   bool stopped() const { return !error_.empty(); }
 
@@ -256,6 +272,7 @@ private:
   std::uint64_t steps_done_ = 0;
   std::string error_;
   std::string input_why_;
+  std::optional<InputError> input_error_;
 };
 
 void Program::operator()() {
@@ -266,6 +283,8 @@ void Program::operator()() {
         break; // finished, or stuck (found afterwards)
       wait_next();
     }
+  } catch (const InputError& error) {
+    run_.reject_input(error);
   } catch (const std::exception& error) {
     run_.fail(error.what());
   }
@@ -437,8 +456,8 @@ Picoseconds Program::after_arrival(const sg::Activity& comm, const Slot& step, i
   const Picoseconds arrival = Platform::now();
   // The first bytes arrive once the transfer started (both ends posted) and its latency passed.
   const Picoseconds bytes_start =
-      std::llround((comm.get_start_time() + route.latency_seconds) * 1e12);
-  const Picoseconds path_latency = std::llround(route.latency_seconds * 1e12);
+      checked_ps((comm.get_start_time() + route.latency_seconds) * 1e12);
+  const Picoseconds path_latency = checked_ps(route.latency_seconds * 1e12);
   return cost.receive_end(arrival, bytes_start, reduce) - arrival +
          cost.latency_beyond_path(route.crosses_network, path_latency);
 }

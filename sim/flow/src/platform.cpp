@@ -1,5 +1,6 @@
 #include "platform.hpp"
 
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
 
@@ -266,7 +267,7 @@ double Platform::work_seconds(Picoseconds work) {
 }
 
 Picoseconds Platform::now() {
-  return static_cast<Picoseconds>(std::llround(sg::Engine::get_clock() * 1e12));
+  return checked_ps(sg::Engine::get_clock() * 1e12);
 }
 
 } // namespace ddlsim::sim::flow

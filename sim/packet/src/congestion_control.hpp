@@ -54,8 +54,8 @@ public:
   // dcqcn, a packet of `bytes` left below the line rate: pacing at RC (the gap that packet takes
   // at that rate) and the byte counter.
   void on_send(Message& m, std::uint32_t bytes) {
-    m.next_send_at = net().now + static_cast<Picoseconds>(
-                                     std::llround(static_cast<double>(bytes) * 1e12 / m.rate));
+    m.next_send_at =
+        checked_later(net().now, checked_ps(static_cast<double>(bytes) * 1e12 / m.rate));
     m.byte_count += bytes;
     if (m.byte_count >= net().spec.transport.dcqcn.byte_counter) {
       m.byte_count = 0;

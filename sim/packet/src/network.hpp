@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
@@ -27,8 +28,7 @@ constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
 
 // The time `bytes` take at `bytes_per_second`, rounded to the picosecond.
 inline Picoseconds duration(std::uint64_t bytes, double bytes_per_second) {
-  return static_cast<Picoseconds>(
-      std::llround(static_cast<double>(bytes) / bytes_per_second * 1e12));
+  return checked_transfer_ps(static_cast<double>(bytes), bytes_per_second);
 }
 
 struct Network {

@@ -7,6 +7,7 @@
 
 #include "ddlsim/collectives/step.hpp"
 #include "ddlsim/collectives/step_runner.hpp"
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/core/units.hpp"
 #include "transport.hpp"
 
@@ -29,7 +30,7 @@ struct Slot {
 
   static Slot of(const coll::Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == coll::StepKind::compute
-                                    ? static_cast<std::uint64_t>(std::llround(step.param))
+                                    ? static_cast<std::uint64_t>(checked_ps(step.param))
                                     : step.bytes;
     return Slot{bytes,           start,           step.peer,    step.kind,
                 step.dst.buffer, step.dst.offset, step.protocol};

@@ -14,6 +14,7 @@
 // No allocation per event beyond amortised growth of the buckets.
 #pragma once
 
+#include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/core/units.hpp"
 
 #include <algorithm>
@@ -25,8 +26,10 @@ namespace ddlsim::sim {
 
 template <typename Payload> class EventQueue {
 public:
-  // `time` must not be before the time of the last event popped.
+  // `time` must not be before the time of the last event popped. A time at or past
+  // kMaxSimulatedPs throws (sim_time.hpp): an engine's clock never wraps around.
   void push(Picoseconds time, const Payload& payload) {
+    checked_time(time);
     if (time < last_) [[unlikely]]
       lower_base(time);
     buckets_[bucket_of(time)].push_back(Entry{time, payload});
@@ -117,6 +120,7 @@ public:
 
   // Returns the window index the event went to, or window_size() if it went to the queue.
   std::size_t push(Picoseconds time, const Payload& payload) {
+    checked_time(time);
     const std::size_t size = window_size();
     if (size == 0 || time >= window_[window_.size() - 1].time) {
       queue_.push(time, payload);

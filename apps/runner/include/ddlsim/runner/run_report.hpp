@@ -35,8 +35,10 @@ struct RunSettings {
   // RunReport::links, and print the busiest links of the largest size under the table.
   bool links = false;
   // Called before each simulation with what it simulates (e.g. "all_reduce 64 MiB ring (3/14)"
-  // or "training iteration") and what its progress counts ("steps" or "events").
-  std::function<void(const std::string& what, std::string_view unit)> begin;
+  // or "training iteration"), what its progress counts ("steps" or "events") and the share of
+  // the run's work done before it (the bytes of the sizes finished over all sizes' bytes; < 0
+  // where unknown), for an ETA.
+  std::function<void(const std::string& what, std::string_view unit, double work_done)> begin;
   // Called every so often during a simulation; returning false stops the run.
   std::function<bool(Picoseconds simulated, std::uint64_t done)> progress;
   // Called after each simulation; returning false stops the run there (e.g. a wall-time limit
