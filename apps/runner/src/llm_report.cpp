@@ -148,7 +148,8 @@ RunReport llm_report(const Scenario& scenario, const std::string& label,
                      const RunSettings& settings) {
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
-  if (settings.begin) settings.begin("llm training iteration", sim::progress_unit(scenario.engine));
+  if (settings.begin)
+    settings.begin("llm training iteration", sim::progress_unit(scenario.engine), -1.0);
   sim::EngineResult result =
       sim::simulate(sim::LlmTraining{scenario.workload.llm}, topology, router, scenario.engine,
                     common_options(scenario, settings));
