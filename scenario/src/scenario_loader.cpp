@@ -128,6 +128,22 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
   }
 }
 
+// Every step of an iterative workload is a collective: the same checks, its messages pointing
+// at the step.
+void check_iterative(Scenario& scenario) {
+  std::vector<IterativeWorkload::Step>& steps = scenario.workload.iterative.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    try {
+      check_collective(steps[i].collective, scenario.topology);
+    } catch (const InputError& e) {
+      std::string where = e.where();
+      const std::string step = "/workload/steps/" + std::to_string(i);
+      where = where.starts_with("/workload") ? step + where.substr(9) : step;
+      throw InputError(where, e.reason());
+    }
+  }
+}
+
 std::vector<SweepAxis> parse_sweep(const JsonValue& section) {
   std::vector<SweepAxis> axes;
   std::size_t points = 1;
@@ -235,6 +251,7 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   root.finish();
   if (scenario.workload.type == "collective")
     check_collective(scenario.workload.collective, scenario.topology);
+  if (scenario.workload.type == "iterative") check_iterative(scenario);
   return scenario;
 }
 

@@ -79,23 +79,7 @@ std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
   return out;
 }
 
-WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
-                            const std::filesystem::path& base_dir) {
-  WorkloadSpec workload;
-  JsonObject object = section.object();
-  workload.type = object.required("type").choice(
-      std::vector<std::string>{"collective", "training", "llm_training"});
-  if (workload.type == "llm_training") {
-    workload.llm = parse_llm(object, cluster);
-    object.finish();
-    return workload;
-  }
-  if (workload.type == "training") {
-    workload.training = parse_training(object, cluster, base_dir);
-    object.finish();
-    return workload;
-  }
-  CollectiveWorkload& c = workload.collective;
+void parse_collective_keys(JsonObject& object, CollectiveWorkload& c) {
   c.op = parse_enum(object.required("op"),
                     std::array{coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
                                coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
@@ -117,7 +101,31 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
         *v, std::array{coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
   if (auto v = object.optional("root")) c.root = static_cast<int>(v->integer(0, 1 << 20));
   if (auto v = object.optional("ranks")) c.ranks = static_cast<int>(v->integer(1, 1 << 20));
-  c.sizes = parse_sizes(object.required("sizes"));
+}
+
+WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
+                            const std::filesystem::path& base_dir) {
+  WorkloadSpec workload;
+  JsonObject object = section.object();
+  workload.type = object.required("type").choice(
+      std::vector<std::string>{"collective", "training", "llm_training", "iterative"});
+  if (workload.type == "iterative") {
+    workload.iterative = parse_iterative(object, base_dir);
+    object.finish();
+    return workload;
+  }
+  if (workload.type == "llm_training") {
+    workload.llm = parse_llm(object, cluster);
+    object.finish();
+    return workload;
+  }
+  if (workload.type == "training") {
+    workload.training = parse_training(object, cluster, base_dir);
+    object.finish();
+    return workload;
+  }
+  parse_collective_keys(object, workload.collective);
+  workload.collective.sizes = parse_sizes(object.required("sizes"));
   object.finish();
   return workload;
 }

@@ -16,6 +16,11 @@ TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& c
                                 const std::filesystem::path& base_dir);
 // workload.type = "llm_training" (llm_parser.cpp): reads the keys of `workload` it knows.
 models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster);
+// workload.type = "iterative" (iterative_parser.cpp): reads the keys of `workload` it knows.
+IterativeWorkload parse_iterative(JsonObject& workload, const std::filesystem::path& base_dir);
+// The keys a collective names besides its sizes: op, algorithm, params, nccl, dtype, reduction,
+// root, ranks (a collective workload and an iterative workload's steps).
+void parse_collective_keys(JsonObject& object, CollectiveWorkload& c);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
 

@@ -12,6 +12,8 @@ RunReport training_report(const Scenario& scenario, const std::string& label,
                           const RunSettings& settings);
 RunReport llm_report(const Scenario& scenario, const std::string& label,
                      const RunSettings& settings);
+RunReport iterative_report(const Scenario& scenario, const std::string& label,
+                           const RunSettings& settings);
 
 // The engine options of a run: the scenario's seed, the trace and the progress callback.
 sim::CommonOptions common_options(const Scenario& scenario, const RunSettings& settings);

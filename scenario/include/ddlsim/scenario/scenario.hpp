@@ -49,10 +49,26 @@ struct TrainingWorkload {
   int iterations = 0;
 };
 
+// workload.type = "iterative": an iterative algorithm whose every iteration computes, then runs
+// its collectives one after another, with sizes that may change from one iteration to the next
+// (e.g. a parallel SVM whose active set shrinks). Every value is per iteration, already
+// expanded from the scenario's constant, list, geometric series or CSV column.
+struct IterativeWorkload {
+  int iterations = 0;
+  std::vector<double> compute_seconds; // one per iteration
+  struct Step {
+    std::string name;                 // e.g. "gradient all-reduce"; defaults to the op
+    CollectiveWorkload collective;    // op, algorithm, dtype...; sizes = its distinct sizes
+    std::vector<std::uint64_t> bytes; // one per iteration; 0 = the step does not run then
+  };
+  std::vector<Step> steps;
+};
+
 struct WorkloadSpec {
   std::string type = "collective";
   CollectiveWorkload collective;
   TrainingWorkload training;
+  IterativeWorkload iterative;
   // workload.type = "llm_training": one large-model job on every GPU of the cluster.
   models::LlmSpec llm;
 };
