@@ -21,8 +21,8 @@ namespace {
 // element, and checks each flow's output range holds its sender's input range.
 void check_reference(const std::vector<Flow>& flows, int ranks) {
   const Schedule schedule = traffic_schedule(flows, ranks, DataType::fp32);
-  const MaterializedSchedule programs = materialize(schedule);
-  REQUIRE_NOTHROW(validate(programs));
+  // (validate() checks a materialized schedule's buffers against its call's sizes, which a
+  // composite source does not follow; the run below checks the ranges against the source's.)
   std::vector<std::vector<double>> inputs(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     inputs[static_cast<std::size_t>(r)].resize(schedule.buffer_bytes(r, Buffer::input) / 4);

@@ -17,8 +17,23 @@ sim::EngineSpec spec_of(sim::EngineKind kind) {
   return spec;
 }
 
-const std::vector<sim::EngineKind> kEveryEngine = {
-    sim::AnalyticEngineSpec{}, sim::flow::FlowEngineSpec{}, sim::packet::PacketEngineSpec{}};
+// Each engine where it is α-β on these links: the flow engine's CM02 without acks and with a
+// window that never caps (LV08 adds its latency and bandwidth factors, docs/engines.md), the
+// packet engine with buffers that hold a whole incast (no loss and retransmission).
+sim::flow::FlowEngineSpec alpha_beta_flow() {
+  sim::flow::FlowEngineSpec flow;
+  flow.network_model = sim::flow::NetworkModel::cm02;
+  flow.crosstraffic = false;
+  flow.tcp_gamma_bytes = 1e12;
+  return flow;
+}
+sim::packet::PacketEngineSpec lossless_packet() {
+  sim::packet::PacketEngineSpec packet;
+  packet.switch_spec.buffer_bytes = 64 << 20;
+  return packet;
+}
+const std::vector<sim::EngineKind> kEveryEngine = {sim::AnalyticEngineSpec{}, alpha_beta_flow(),
+                                                   lossless_packet()};
 
 sim::EngineResult run(const std::vector<coll::Flow>& flows, int ranks,
                       const sim::EngineSpec& spec) {

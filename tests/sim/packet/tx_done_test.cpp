@@ -35,7 +35,9 @@ TEST_CASE("two flows into one port: the port drains back to back, one tx_done pe
   // instants at which an arrival and a tx_done coincide.
   const std::uint64_t transmissions = 2 * (t.data_packets + t.control_packets + t.retransmissions);
   CHECK(t.tx_done_events <= transmissions);
-  CHECK(t.idle_tx_done_events == 0);
+  // The only tx_done that starts nothing is each sender's after its last packet: its message
+  // leaves the GPU's round robin only then.
+  CHECK(t.idle_tx_done_events <= 2);
 }
 
 } // namespace
