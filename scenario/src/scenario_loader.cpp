@@ -9,6 +9,7 @@
 #include "ddlsim/core/suggest.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 namespace ddlsim {
@@ -61,6 +62,26 @@ void check_transfer_time(const topo::ClusterSpec& cluster, std::uint64_t bytes) 
           top + "/fabric/links/" + std::to_string(i) + "/bandwidth_gbps");
 }
 
+// A traffic pattern's flows, drawn now that the ranks are known, and every flow checked.
+void check_traffic(TrafficSpec& t, int ranks, coll::DataType dtype) {
+  std::string where = "/workload/traffic/flows";
+  if (t.pattern == "permutation") {
+    t.flows = coll::permutation_flows(ranks, t.bytes, t.seed);
+    where = "/workload/traffic";
+  } else if (t.pattern == "incast") {
+    t.flows =
+        coll::incast_flows(ranks, t.senders == 0 ? ranks - 1 : t.senders, t.receiver, t.bytes);
+    where = "/workload/traffic";
+  } else if (t.pattern == "all_to_all_v") {
+    std::istringstream csv(t.matrix_csv);
+    t.flows = coll::matrix_flows(csv, ranks, t.matrix_file);
+    if (t.flows.empty())
+      throw InputError(t.matrix_file, "every entry is 0: the matrix makes no flow");
+    where = t.matrix_file;
+  }
+  coll::check_flows(t.flows, ranks, dtype, where);
+}
+
 // Cross-section checks: the collective fits the cluster and its algorithm accepts every size.
 void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
   const std::int64_t gpus = total_gpus(cluster);
@@ -69,6 +90,13 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
     throw InputError("/workload/ranks", "asks for " + std::to_string(c.ranks) +
                                             " ranks but the topology has " + std::to_string(gpus) +
                                             " GPUs; lower it or add nodes");
+  if (c.traffic) {
+    check_traffic(*c.traffic, c.ranks, c.dtype);
+    std::uint64_t largest = 0;
+    for (const coll::Flow& f : c.traffic->flows) largest = std::max(largest, f.bytes);
+    check_transfer_time(cluster, largest);
+    return;
+  }
   if (c.root >= c.ranks)
     throw InputError("/workload/root", "root " + std::to_string(c.root) +
                                            " is not a rank (ranks are 0.." +

@@ -10,6 +10,9 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
                             const RunSettings& settings);
 RunReport training_report(const Scenario& scenario, const std::string& label,
                           const RunSettings& settings);
+// A collective workload with "traffic" (op send_recv): per-flow completion times.
+RunReport traffic_report(const Scenario& scenario, const std::string& label,
+                         const RunSettings& settings);
 RunReport llm_report(const Scenario& scenario, const std::string& label,
                      const RunSettings& settings);
 RunReport iterative_report(const Scenario& scenario, const std::string& label,
