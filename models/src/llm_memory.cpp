@@ -59,6 +59,14 @@ double layer_activations(const LlmSpec& spec, int layer) {
   return sbh * (10 + (total - 10) / t + scores);
 }
 
+// Throws at `par`/`key` when the degree `key` = `degree` does not divide `count` `what`.
+void require_divides(const std::string& par, const std::string& key, int degree, std::int64_t count,
+                     const std::string& what) {
+  if (count % degree == 0) return;
+  throw InputError(par + "/" + key, key + " " + std::to_string(degree) + " does not divide the " +
+                                        std::to_string(count) + " " + what);
+}
+
 } // namespace
 
 void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& where) {
@@ -72,15 +80,9 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                               " GPUs, but the cluster has " + std::to_string(cluster_gpus) +
                               "; make the product equal the cluster's GPUs (or leave \"dp\" out "
                               "to derive it)");
-  if (m.heads % p.tp != 0)
-    throw InputError(par + "/tp", "tp " + std::to_string(p.tp) + " does not divide the " +
-                                      std::to_string(m.heads) +
-                                      " attention heads; use a divisor of the heads");
-  if (m.kv_heads % p.tp != 0)
-    throw InputError(par + "/tp", "tp " + std::to_string(p.tp) + " does not divide the " +
-                                      std::to_string(m.kv_heads) +
-                                      " KV heads (Megatron splits query groups over TP); use a "
-                                      "divisor of kv_heads");
+  require_divides(par, "tp", p.tp, m.heads, "attention heads; use a divisor of the heads");
+  require_divides(par, "tp", p.tp, m.kv_heads,
+                  "KV heads (Megatron splits query groups over TP); use a divisor of kv_heads");
   if (m.ffn % p.tp != 0 || (m.moe && m.moe->expert_ffn % p.tp != 0))
     throw InputError(par + "/tp", "tp " + std::to_string(p.tp) +
                                       " does not divide the FFN size; use a divisor of it");
@@ -106,9 +108,7 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                                         std::to_string(p.dp) +
                                         " (experts are spread over data-parallel ranks, as in "
                                         "Megatron-LM)");
-    if (m.moe->experts % p.ep != 0)
-      throw InputError(par + "/ep", "ep " + std::to_string(p.ep) + " does not divide the " +
-                                        std::to_string(m.moe->experts) + " experts");
+    require_divides(par, "ep", p.ep, m.moe->experts, "experts");
   }
   // The plan holds each stage's work in order: about 12 entries per layer and micro-batch.
   const double entries = 12.0 *
