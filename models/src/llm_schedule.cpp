@@ -182,9 +182,8 @@ StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
     if (op.kind != LlmOpKind::pp_recv && op.kind != LlmOpKind::pp_send) continue;
     const bool send = op.kind == LlmOpKind::pp_send;
     // Forward: receive from the previous stage, send to the next; backward the other way.
-    const int step = (send == op.forward_dir) ? 1 : -1;
     LlmCoords peer = c;
-    peer.pp += step;
+    peer.pp = llm_pipeline_peer(plan->spec.parallel, c.pp, op.forward_dir, send);
     Step s;
     s.kind = send ? StepKind::send : StepKind::recv;
     s.channel = kLlmPpChannel;

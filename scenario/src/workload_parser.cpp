@@ -80,13 +80,13 @@ std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
 }
 
 WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
-                            const std::filesystem::path& base_dir) {
+                            const std::filesystem::path& base_dir, bool check_llm_memory) {
   WorkloadSpec workload;
   JsonObject object = section.object();
   workload.type = object.required("type").choice(
       std::vector<std::string>{"collective", "training", "llm_training"});
   if (workload.type == "llm_training") {
-    workload.llm = parse_llm(object, cluster);
+    workload.llm = parse_llm(object, cluster, check_llm_memory);
     object.finish();
     return workload;
   }
