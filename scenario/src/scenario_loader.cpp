@@ -1,5 +1,6 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/sim_time.hpp"
+#include "ddlsim/scenario/layout_search.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/topologies/spec_parser.hpp"
 #include "workload_parser.hpp"
@@ -259,7 +260,8 @@ std::vector<Scenario::CalibrationRef> parse_calibrations(const JsonValue& value)
   return refs;
 }
 
-Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem::path& base_dir) {
+Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem::path& base_dir,
+                        bool check_llm_memory = true) {
   Scenario scenario;
   scenario.resolved = json;
   JsonObject root(json, "");
@@ -267,8 +269,8 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   if (auto v = root.optional("name")) scenario.name = v->string();
   if (auto v = root.optional("description")) scenario.description = v->string();
   scenario.topology = topo::parse_cluster_spec(root.required("topology"));
-  scenario.workload =
-      detail::parse_workload(root.required("workload"), scenario.topology, base_dir);
+  scenario.workload = detail::parse_workload(root.required("workload"), scenario.topology, base_dir,
+                                             check_llm_memory);
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);
   if (auto v = root.optional("output")) scenario.output = parse_output(*v);
   if (auto v = root.optional("calibration")) scenario.calibrations = parse_calibrations(*v);
@@ -389,11 +391,13 @@ coll::CollectiveCall make_collective_call(const CollectiveWorkload& workload,
   return call;
 }
 
-Scenario load_scenario(const Json& json, const std::string& origin,
-                       const std::filesystem::path& base_dir) {
+namespace {
+
+Scenario load(const Json& json, const std::string& origin, const std::filesystem::path& base_dir,
+              bool check_llm_memory) {
   const Json resolved = resolve_includes(json, origin, base_dir);
   try {
-    Scenario scenario = parse_resolved(resolved, true, base_dir);
+    Scenario scenario = parse_resolved(resolved, true, base_dir, check_llm_memory);
     check_sweep_points(scenario, base_dir);
     scenario.origin = origin;
     scenario.base_dir = base_dir;
@@ -404,6 +408,18 @@ Scenario load_scenario(const Json& json, const std::string& origin,
     const bool has_origin = e.where().starts_with(origin);
     throw InputError(has_origin ? e.where() : origin + ": " + e.where(), e.reason());
   }
+}
+
+} // namespace
+
+Scenario load_scenario(const Json& json, const std::string& origin,
+                       const std::filesystem::path& base_dir) {
+  return load(json, origin, base_dir, true);
+}
+
+Scenario load_scenario_for_layout_search(const Json& json, const std::string& origin,
+                                         const std::filesystem::path& base_dir) {
+  return load(json, origin, base_dir, false);
 }
 
 Scenario load_scenario_file(const std::filesystem::path& file) {

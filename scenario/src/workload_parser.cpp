@@ -155,7 +155,7 @@ void parse_collective_keys(JsonObject& object, CollectiveWorkload& c) {
 }
 
 WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
-                            const std::filesystem::path& base_dir) {
+                            const std::filesystem::path& base_dir, bool check_llm_memory) {
   WorkloadSpec workload;
   JsonObject object = section.object();
   workload.type = object.required("type").choice(
@@ -166,7 +166,7 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
     return workload;
   }
   if (workload.type == "llm_training") {
-    workload.llm = parse_llm(object, cluster);
+    workload.llm = parse_llm(object, cluster, check_llm_memory);
     object.finish();
     return workload;
   }

@@ -61,8 +61,8 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
     return metrics;
   }
   if (scenario.workload.type == "llm_training")
-    throw InputError("/workload/type", "`plan` does not search large-model layouts yet; run the "
-                                       "scenario with `ddlsim run` (one layout per scenario)");
+    throw InputError("/workload/type", "a large-model scenario is planned by `ddlsim plan`'s "
+                                       "layout search, not point by point");
   const CollectiveWorkload& workload = scenario.workload.collective;
   if (workload.sizes.empty()) throw InputError("/workload/sizes", "no size to simulate");
   const topo::Topology topology = topo::build_topology(scenario.topology);
