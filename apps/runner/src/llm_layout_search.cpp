@@ -16,6 +16,7 @@
 #include "workload_reports.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -89,22 +90,52 @@ void check_options(const LayoutSearchOptions& options) {
     if (v < 1) throw InputError("vpps", "virtual stages are at least 1");
 }
 
-// The most compute any pipeline stage runs: every step of a rank's compute stream follows the one
-// before it (llm_schedule.cpp), so the iteration lasts at least this long on any engine. The plan
-// is the one the engine will run (same options as sim::simulate's for an LLM).
+// A lower bound on the iteration time of the layout's plan on any engine: its pipeline with every
+// transfer and collective free. Each stage's compute stream runs its steps one after another
+// (llm_schedule.cpp); a receive's marker waits for the matching send, and a send for the compute
+// step before it, so a stage can start a pass no sooner than the pass before it on the previous
+// stage has ended. Waits for collectives are taken as free. This is the compute plus the pipeline
+// bubble; the plan is the one the engine runs (sim::simulate's options for an LLM).
 Picoseconds compute_bound(const Scenario& point) {
   models::LlmPlanOptions plan_options;
   plan_options.switch_steps = std::holds_alternative<sim::AnalyticEngineSpec>(point.engine.kind);
   plan_options.launch_overhead = point.engine.launch_overhead;
   const models::LlmPlan plan = models::plan_llm(point.workload.llm, plan_options);
-  Picoseconds bound = 0;
-  for (const std::vector<models::LlmOp>& stage : plan.stages) {
-    Picoseconds compute = 0;
-    for (const models::LlmOp& op : stage)
-      if (op.kind == models::LlmOpKind::compute) compute += op.duration;
-    bound = std::max(bound, compute);
+  const models::LlmParallel& layout = plan.spec.parallel;
+  const std::size_t stages = plan.stages.size();
+  // Send times in flight per (receiving stage, direction), in program order (a pair of stages
+  // exchanges in order on the pipeline channel).
+  std::vector<std::array<std::vector<Picoseconds>, 2>> sent(stages);
+  std::vector<std::array<std::size_t, 2>> received(stages, {0, 0});
+  std::vector<std::size_t> at(stages, 0);
+  std::vector<Picoseconds> now(stages, 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (std::size_t stage = 0; stage < stages; ++stage) {
+      const std::vector<models::LlmOp>& ops = plan.stages[stage];
+      for (; at[stage] < ops.size(); ++at[stage]) {
+        const models::LlmOp& op = ops[at[stage]];
+        if (op.kind == models::LlmOpKind::compute) {
+          now[stage] += op.duration;
+        } else if (op.kind == models::LlmOpKind::pp_send) {
+          const std::size_t to = static_cast<std::size_t>(
+              models::llm_pipeline_peer(layout, static_cast<int>(stage), op.forward_dir, true));
+          sent[to][op.forward_dir ? 1 : 0].push_back(now[stage]);
+        } else if (op.kind == models::LlmOpKind::pp_recv) {
+          const int dir = op.forward_dir ? 1 : 0;
+          const std::vector<Picoseconds>& from = sent[stage][std::size_t(dir)];
+          std::size_t& next = received[stage][std::size_t(dir)];
+          if (next >= from.size()) break; // not sent yet: another stage moves first
+          now[stage] = std::max(now[stage], from[next++]);
+        }
+        moved = true;
+      }
+    }
   }
-  return bound;
+  for (std::size_t stage = 0; stage < stages; ++stage)
+    if (at[stage] < plan.stages[stage].size()) // a plan that deadlocks: no bound
+      return 0;
+  return *std::max_element(now.begin(), now.end());
 }
 
 } // namespace

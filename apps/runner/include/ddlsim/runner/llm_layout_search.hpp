@@ -35,8 +35,9 @@ struct LayoutCandidate {
   double memory_bytes = 0; // peak per GPU (llm_memory)
   double capacity_bytes = 0;
   models::LlmIteration iteration; // when simulated
-  // A lower bound on the iteration time: the most compute any pipeline stage's stream runs (its
-  // steps run one after another, so no engine can finish sooner).
+  // A lower bound on the iteration time: the layout's pipeline with free transfers and
+  // collectives (compute plus bubble; a stage's compute steps run one after another, so no
+  // engine can finish sooner). Computed when LayoutSearchOptions::keep > 0.
   Picoseconds compute_bound = 0;
   std::string error;            // a layout the simulation refused (its reason)
   std::string describe() const; // "tp 8, pp 4 x vpp 2, dp 16, ZeRO-1, mb 1, recompute none"
