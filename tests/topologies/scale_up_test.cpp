@@ -97,7 +97,7 @@ TEST_CASE("scale-up: collective algorithms see an NVLink domain as one node") {
   CHECK(dgx[23] == 2);
 }
 
-TEST_CASE("scale-up: a cluster's GPU count sums nodes x GPUs over groups, without overflow") {
+TEST_CASE("scale-up: a cluster's GPU count sums nodes x GPUs over groups without overflow") {
   ClusterSpec mixed = cluster("gb200-nvl72", 2);
   mixed.node_groups.push_back(NodeGroup{*find_node_preset("dgx-h100"), 2});
   CHECK(total_gpus(mixed) == 24);
