@@ -55,12 +55,6 @@ int nvlink_domain_of(const topo::ClusterSpec& cluster) {
   return std::max(domain, 1);
 }
 
-int cluster_gpus(const topo::ClusterSpec& cluster) {
-  int total = 0;
-  for (const topo::NodeGroup& group : cluster.node_groups) total += group.count * group.spec.gpus;
-  return total;
-}
-
 // The scenario JSON with the candidate's layout written in.
 Json candidate_json(const Scenario& scenario, const LayoutCandidate& c) {
   Json json = scenario.resolved;
@@ -158,7 +152,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const Scenario& scenario,
     throw InputError("/workload/type", "the layout search needs an llm_training workload");
   const models::LlmSpec& base = scenario.workload.llm;
   const models::LlmShape& m = base.shape;
-  const int gpus = cluster_gpus(scenario.topology);
+  const int gpus = static_cast<int>(topo::total_gpus(scenario.topology));
   search.nvlink_domain = nvlink_domain_of(scenario.topology);
   const double capacity = base.gpu.memory_capacity_bytes;
   std::vector<LayoutCandidate> out;
@@ -357,7 +351,7 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
                          bool show_unfit, std::ostream& out) {
   const models::LlmSpec& base = scenario.workload.llm;
   const PlanSpec& prices = scenario.plan;
-  const int gpus = cluster_gpus(scenario.topology);
+  const int gpus = static_cast<int>(topo::total_gpus(scenario.topology));
   int gpus_per_node = 1;
   if (!scenario.topology.node_groups.empty())
     gpus_per_node = std::max(1, scenario.topology.node_groups.front().spec.gpus);
