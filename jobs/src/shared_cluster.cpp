@@ -192,6 +192,8 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
     if (state.free_count() < job.gpus) return false;
     std::optional<std::vector<int>> gpus = placement->place(state, job.gpus);
     if (!gpus) return false;
+    // Rank order: collectives want each node's ranks together, nodes in rank order.
+    std::sort(gpus->begin(), gpus->end());
     for (int r : *gpus) state.free[std::size_t(r)] = 0;
     state.running.push_back(*gpus);
     Live live;
