@@ -22,12 +22,6 @@ constexpr std::size_t kMaxJobs = 1'000'000;
 constexpr double kMaxSeconds = 1e6; // about 11.6 days of arrivals or time limit
 constexpr std::int64_t kMaxIterations = 1'000'000'000'000;
 
-int total_gpus(const topo::ClusterSpec& cluster) {
-  int total = 0;
-  for (const topo::NodeGroup& group : cluster.node_groups) total += group.count * group.spec.gpus;
-  return total;
-}
-
 std::vector<std::string> split_csv(const std::string& row) {
   std::vector<std::string> out;
   std::string cell;
@@ -125,7 +119,8 @@ std::vector<std::pair<Json, std::string>> json_jobs(const std::filesystem::path&
 JobTraceWorkload parse_job_trace(JsonObject& workload, const topo::ClusterSpec& cluster,
                                  const std::filesystem::path& base_dir) {
   JobTraceWorkload out;
-  const int cluster_gpus = total_gpus(cluster);
+  // A checked cluster has at most 2^20 GPUs (cluster_spec.hpp), so the count fits an int.
+  const int cluster_gpus = static_cast<int>(topo::total_gpus(cluster));
   // Named workloads: training-job objects without "gpus" (each trace job gives its count).
   std::map<std::string, Json> named;
   std::map<std::string, std::string> named_path;
