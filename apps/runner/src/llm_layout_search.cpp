@@ -11,6 +11,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/scenario/layout_search.hpp"
+#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "workload_reports.hpp"
@@ -91,10 +92,8 @@ void check_options(const LayoutSearchOptions& options) {
 // stage has ended. Waits for collectives are taken as free. This is the compute plus the pipeline
 // bubble; the plan is the one the engine runs (sim::simulate's options for an LLM).
 Picoseconds compute_bound(const Scenario& point) {
-  models::LlmPlanOptions plan_options;
-  plan_options.switch_steps = std::holds_alternative<sim::AnalyticEngineSpec>(point.engine.kind);
-  plan_options.launch_overhead = point.engine.launch_overhead;
-  const models::LlmPlan plan = models::plan_llm(point.workload.llm, plan_options);
+  const models::LlmPlan plan =
+      models::plan_llm(point.workload.llm, sim::llm_plan_options(point.engine));
   const models::LlmParallel& layout = plan.spec.parallel;
   const std::size_t stages = plan.stages.size();
   // Send times in flight per (receiving stage, direction), in program order (a pair of stages

@@ -116,6 +116,13 @@ EngineResult simulate_training(const TrainingIteration& iteration, const topo::T
   return simulate_iterations(iteration, kMaxIterations, topology, router, spec, options);
 }
 
+models::LlmPlanOptions llm_plan_options(const EngineSpec& spec) {
+  models::LlmPlanOptions options;
+  options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+  options.launch_overhead = spec.launch_overhead;
+  return options;
+}
+
 // One iteration of large-model training: the plan's Schedule on the engine, the metrics from its
 // steps. The launch overhead (a calibration's) replaces NCCL's per-call cost, as for training.
 EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology,
@@ -125,11 +132,8 @@ EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology
     spec.copy_bytes_per_second =
         llm.spec.gpu.memory_efficiency * llm.spec.gpu.memory_bytes_per_second / 2;
   }
-  models::LlmPlanOptions plan_options;
-  plan_options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
-  plan_options.launch_overhead = spec.launch_overhead;
   const auto plan =
-      std::make_shared<const models::LlmPlan>(models::plan_llm(llm.spec, plan_options));
+      std::make_shared<const models::LlmPlan>(models::plan_llm(llm.spec, llm_plan_options(spec)));
   models::LlmRecorder steps(plan->ranks);
   EngineResult result = run_schedule(
       models::llm_schedule(plan), topology, router, spec, options,
