@@ -116,13 +116,6 @@ EngineResult simulate_training(const TrainingIteration& iteration, const topo::T
   return simulate_iterations(iteration, kMaxIterations, topology, router, spec, options);
 }
 
-models::LlmPlanOptions llm_plan_options(const EngineSpec& spec) {
-  models::LlmPlanOptions options;
-  options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
-  options.launch_overhead = spec.launch_overhead;
-  return options;
-}
-
 // One iteration of large-model training: the plan's Schedule on the engine, the metrics from its
 // steps. The launch overhead (a calibration's) replaces NCCL's per-call cost, as for training.
 EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology,
@@ -179,6 +172,13 @@ EngineResult simulate_traffic(const Traffic& traffic, const topo::Topology& topo
 }
 
 } // namespace
+
+models::LlmPlanOptions llm_plan_options(const EngineSpec& spec) {
+  models::LlmPlanOptions options;
+  options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+  options.launch_overhead = spec.launch_overhead;
+  return options;
+}
 
 EngineResult simulate(const Workload& workload, const topo::Topology& topology,
                       topo::Router& router, const EngineSpec& spec, const CommonOptions& options) {
