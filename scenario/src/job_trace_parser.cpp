@@ -22,19 +22,6 @@ constexpr std::size_t kMaxJobs = 1'000'000;
 constexpr double kMaxSeconds = 1e6; // about 11.6 days of arrivals or time limit
 constexpr std::int64_t kMaxIterations = 1'000'000'000'000;
 
-std::vector<std::string> split_csv(const std::string& row) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(row);
-  while (std::getline(in, cell, ',')) {
-    const auto begin = cell.find_first_not_of(" \t\r");
-    const auto end = cell.find_last_not_of(" \t\r");
-    out.push_back(begin == std::string::npos ? "" : cell.substr(begin, end - begin + 1));
-  }
-  if (!row.empty() && row.back() == ',') out.push_back("");
-  return out;
-}
-
 // A CSV trace: a header naming the columns (id, arrival_s, workload, gpus, iterations,
 // time_limit_s), then one job per line; each row becomes the JSON object an inline job would be,
 // so both take the same checks. Numbers stay numbers; empty cells are left out.
@@ -51,7 +38,7 @@ std::vector<std::pair<Json, std::string>> csv_jobs(const std::filesystem::path& 
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
     const std::string at = file.string() + ":" + std::to_string(line_number);
-    const std::vector<std::string> row = split_csv(line);
+    const std::vector<std::string> row = split_csv_row(line);
     if (header.empty()) {
       header = row;
       for (const std::string& name : header)
@@ -256,6 +243,19 @@ JobTraceWorkload parse_job_trace(JsonObject& workload, const topo::ClusterSpec& 
   std::stable_sort(out.jobs.begin(), out.jobs.end(), [](const TraceJob& a, const TraceJob& b) {
     return a.arrival_seconds < b.arrival_seconds;
   });
+  return out;
+}
+
+std::vector<std::string> split_csv_row(const std::string& row) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(row);
+  while (std::getline(in, cell, ',')) {
+    const auto begin = cell.find_first_not_of(" \t\r");
+    const auto end = cell.find_last_not_of(" \t\r");
+    out.push_back(begin == std::string::npos ? "" : cell.substr(begin, end - begin + 1));
+  }
+  if (!row.empty() && row.back() == ',') out.push_back("");
   return out;
 }
 

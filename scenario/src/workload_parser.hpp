@@ -33,5 +33,8 @@ IterativeWorkload parse_iterative(JsonObject& workload, const std::filesystem::p
 void parse_collective_keys(JsonObject& object, CollectiveWorkload& c);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
+// The cells of one CSV row (split at commas, blanks around each cell trimmed; a trailing comma
+// ends with an empty cell). For the CSV inputs: iterative series and job traces.
+std::vector<std::string> split_csv_row(const std::string& row);
 
 } // namespace ddlsim::detail
