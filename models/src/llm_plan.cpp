@@ -42,6 +42,24 @@
 namespace ddlsim::models {
 namespace {
 
+// The lanes (schedule channels) a collective NCCL chose runs on. NCCL runs choice.channels
+// channels, each of whose rings or trees enters and leaves every node on other GPUs, so that the
+// channels together use every NIC of the node (nccl_ring, nccl_tree: src/graph/search.cc,
+// connect.cc). What an engine sees of the channels is which GPUs' links and NICs carry the
+// bytes: the first L channels of a ring (one per GPU of a node of L in the group) and the first
+// 2L of a tree (both trees of NCCL's double binary tree on every chain) already load every one
+// alike, so more lanes would add steps, not links. A group inside one node keeps one lane: its
+// channels share the same NVLink or NVSwitch ports.
+int collective_lanes(const coll::CollectiveCall& call, int nccl_channels) {
+  std::map<int, int> per_node;
+  for (int node : call.node_of_rank) ++per_node[node];
+  if (per_node.size() <= 1) return 1;
+  int local = 0;
+  for (const auto& [node, count] : per_node) local = std::max(local, count);
+  const bool ring = call.algorithm == "nccl_ring";
+  return std::clamp(std::min(nccl_channels, ring ? local : 2 * local), 1, kLlmMaxLanes);
+}
+
 // Builds the stages' work and the collectives they name.
 class Planner {
 public:
@@ -147,6 +165,8 @@ private:
                                                       " collective (" + choice.describe() +
                                                       ") has no ddlsim generator");
         c.call.algorithm = choice.generator;
+        c.lanes = collective_lanes(c.call, choice.channels);
+        c.call.params.channels = c.lanes;
         c.call.protocol = nccl_protocol(nccl->system(), choice.algorithm, choice.protocol);
         c.overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
         c.nccl_choice = choice.describe();
@@ -380,17 +400,26 @@ private:
     return ops;
   }
 
-  // Steps of each collective on each local rank: launch, the generator's, the join.
+  // Steps of each collective on each local rank and lane, as llm_schedule.cpp emits them: on
+  // lanes after the first a marker that waits for the previous collective's end; the launch;
+  // the generator's steps; where a lane has none and waits for the next lane, a marker for the
+  // compute it follows; the join.
   void count_steps() {
     for (LlmCollective& c : plan_.collectives) {
       const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
       const Picoseconds launch = plan_.launch_overhead > 0 ? plan_.launch_overhead : c.overhead;
-      for (int r = 0; r < c.call.ranks; ++r) {
-        std::uint32_t count = (launch > 0 ? 1 : 0) + 1;
-        coll::StepStream stream = algorithm->program(c.call, r, 0);
-        for (coll::Step step; stream.next(step);) ++count;
-        c.steps.push_back(count);
-      }
+      const int programs = algorithm->channels(c.call);
+      for (int r = 0; r < c.call.ranks; ++r)
+        for (int lane = 0; lane < c.lanes; ++lane) {
+          std::uint32_t generated = 0;
+          if (lane < programs) {
+            coll::StepStream stream = algorithm->program(c.call, r, lane);
+            for (coll::Step step; stream.next(step);) ++generated;
+          }
+          const bool chained = lane + 1 < c.lanes;
+          c.steps.push_back((lane > 0 ? 1 : 0) + (launch > 0 ? 1 : 0) + generated +
+                            (generated == 0 && chained ? 1 : 0) + 1);
+        }
     }
   }
 

@@ -325,3 +325,33 @@ TEST_CASE("llm: interleaving needs pp > 2 and micro-batches in groups of pp") {
   CHECK_THAT(error(R"("parallel": {"tp": 2, "pp": 4, "vpp": 4}, "global_batch": 8)"),
              Catch::Contains("/workload/parallel/pp") && Catch::Contains("8 layers"));
 }
+
+TEST_CASE("llm: a DP group with several GPUs per node runs NCCL's channels over every NIC") {
+  // TP 2 on 2 DGX H100: each DP group has 4 GPUs per node, whose rings NCCL spreads over the
+  // four GPUs' NICs (one lane per GPU). With one NIC per node the same bytes share one NIC.
+  auto text = [](int nics) {
+    return R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 2, "nics": )" +
+           std::to_string(nics) + R"(, "nic_bandwidth_gbps": 400}],
+                         "fabric": {"type": "single_switch"}},
+            "workload": {"type": "llm_training", "model": )" +
+           kSmall + R"(, "parallel": {"tp": 2, "pp": 1, "dp": 8}, "global_batch": 8}})";
+  };
+  const Run spread = run(text(8));
+  const Run one = run(text(1));
+  int dp_collectives = 0;
+  for (const LlmCollective& c : spread.plan->collectives) {
+    if (c.group != LlmGroup::dp) continue;
+    ++dp_collectives;
+    INFO(c.nccl_choice);
+    // A ring needs one lane per GPU of a node, a double binary tree two.
+    CHECK(c.lanes <= (c.call.algorithm == "nccl_ring" ? 4 : 8));
+    CHECK(c.lanes > 1);
+    CHECK(c.call.params.channels == c.lanes);
+  }
+  CHECK(dp_collectives > 0);
+  for (const LlmCollective& c : spread.plan->collectives)
+    if (c.group == LlmGroup::tp) CHECK(c.lanes == 1); // inside a node: one lane
+  // Eight NICs carry the DP traffic faster than one.
+  CHECK(spread.it.exposed_dp < one.it.exposed_dp);
+  CHECK(spread.it.time < one.it.time);
+}
