@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace ddlsim;
 using namespace ddlsim::models;
 using ddlsim::test_support::error_of;
@@ -217,6 +219,10 @@ TEST_CASE("llm: bad layouts are errors naming the key and the fix") {
              Catch::Contains("/workload/global_batch") && Catch::Contains("million steps"));
   CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "tpp": 1}, "global_batch": 8)"),
              Catch::Contains("tpp"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "overlap_param_gather": true},
+                              "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/overlap_param_gather") &&
+                 Catch::Contains("\"zero\": 1 or 2"));
 }
 
 TEST_CASE("llm: every engine runs the iteration's Schedule") {
@@ -354,4 +360,33 @@ TEST_CASE("llm: a DP group with several GPUs per node runs NCCL's channels over 
   // Eight NICs carry the DP traffic faster than one.
   CHECK(spread.it.exposed_dp < one.it.exposed_dp);
   CHECK(spread.it.time < one.it.time);
+}
+
+TEST_CASE("llm: overlapped parameter all-gathers run in the next forward pass, not after the "
+          "optimizer") {
+  auto text = [](bool overlap) {
+    return scenario_text(2, kSmall,
+                         R"("parallel": {"tp": 2, "dp": 8, "zero": 1, "overlap_param_gather": )" +
+                             std::string(overlap ? "true" : "false") +
+                             R"(}, "global_batch": 16, "micro_batch": 1)");
+  };
+  const Run after = run(text(false));
+  const Run overlapped = run(text(true));
+  // The same weights are gathered (in buckets of whole layers instead of equal parts: the bytes
+  // agree to rounding); the compute does not change.
+  CHECK(count_ops(*overlapped.plan, coll::Op::all_gather, LlmGroup::dp) > 1);
+  CHECK(static_cast<double>(overlapped.bytes_sent) ==
+        Approx(static_cast<double>(after.bytes_sent)).epsilon(1e-6));
+  CHECK(overlapped.it.compute == after.it.compute);
+  // After the optimizer nothing hides them; in the forward pass only the first bucket is exposed.
+  CHECK(overlapped.it.exposed_dp < after.it.exposed_dp);
+  CHECK(overlapped.it.time < after.it.time);
+  // The forward pass of stage 0 waits for its weights: the first all-gather comes before any
+  // compute, and no all-gather follows the optimizer.
+  const std::vector<LlmOp>& ops = overlapped.plan->stages.front();
+  CHECK(ops.front().kind == LlmOpKind::dp);
+  const auto optimizer = std::find_if(
+      ops.begin(), ops.end(), [](const LlmOp& op) { return op.kind == LlmOpKind::optimizer; });
+  CHECK(
+      std::none_of(optimizer, ops.end(), [](const LlmOp& op) { return op.kind == LlmOpKind::dp; }));
 }

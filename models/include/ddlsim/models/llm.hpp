@@ -89,6 +89,10 @@ struct LlmParallel {
   int ep = 1;  // expert parallel: splits each DP group's ranks (ep divides dp)
   int zero = 0;
   bool sequence_parallel = false;
+  // ZeRO 1/2: the updated weights' all-gathers run during the next iteration's forward pass, each
+  // bucket's before its first layer (Megatron's --overlap-param-gather, NeMo's
+  // overlap_param_sync), instead of after the optimizer step.
+  bool overlap_param_gather = false;
   int gpus() const { return tp * pp * dp; }
 };
 
