@@ -4,6 +4,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/jobs/placement.hpp"
 #include "ddlsim/jobs/queue.hpp"
+#include "ddlsim/jobs/symmetry.hpp"
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
@@ -30,27 +31,36 @@ struct Live {
   double segment_from_s = 0;
 };
 
-// Iteration times of groups of co-running jobs, simulated once per distinct group.
+// Iteration times of groups of co-running jobs, simulated once per distinct group up to an exact
+// relabelling of the fabric (symmetry.hpp): the group is moved onto its canonical nodes, keyed
+// and simulated there.
 class ContentionCache {
 public:
   ContentionCache(const Scenario& scenario, const topo::Topology& topology, topo::Router& router)
       : scenario_(scenario), topology_(topology), router_(router),
-        node_of_gpu_(topo::algorithm_node_of_gpu(scenario.topology)) {}
+        node_of_gpu_(topo::algorithm_node_of_gpu(scenario.topology)),
+        symmetry_(topology, router, node_of_gpu_) {}
 
   // The iteration time of each member of `group` ((template, gpus) per job) running together.
   std::vector<double>
   times(const std::vector<std::pair<std::size_t, const std::vector<int>*>>& group) {
+    std::vector<const std::vector<int>*> placements;
+    for (const auto& [t, gpus] : group) placements.push_back(gpus);
+    std::optional<std::vector<std::vector<int>>> moved = symmetry_.canonical(placements);
+    if (moved)
+      for (std::size_t i = 0; i < group.size(); ++i) placements[i] = &(*moved)[i];
+    // The relabelling keeps the order of ranks, so the members sort alike on either side.
     std::vector<std::size_t> order(group.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       if (group[a].first != group[b].first) return group[a].first < group[b].first;
-      return *group[a].second < *group[b].second;
+      return *placements[a] < *placements[b];
     });
     std::vector<std::int64_t> key;
     for (std::size_t i : order) {
       key.push_back(std::int64_t(group[i].first));
-      key.push_back(std::int64_t(group[i].second->size()));
-      key.insert(key.end(), group[i].second->begin(), group[i].second->end());
+      key.push_back(std::int64_t(placements[i]->size()));
+      key.insert(key.end(), placements[i]->begin(), placements[i]->end());
     }
     auto [it, fresh] = cache_.emplace(std::move(key), std::vector<double>{});
     if (fresh) {
@@ -58,7 +68,7 @@ public:
       iteration.iterations = scenario_.workload.job_trace.iterations_simulated;
       for (std::size_t i : order) {
         models::JobSpec job = scenario_.workload.job_trace.templates[group[i].first].job;
-        job.gpus = *group[i].second;
+        job.gpus = *placements[i];
         job.node_of_gpu.clear();
         for (int r : job.gpus) job.node_of_gpu.push_back(node_of_gpu_[std::size_t(r)]);
         job.name = "job" + std::to_string(iteration.jobs.size());
@@ -82,6 +92,7 @@ private:
   const topo::Topology& topology_;
   topo::Router& router_;
   std::vector<int> node_of_gpu_;
+  FabricSymmetry symmetry_;
   std::map<std::vector<std::int64_t>, std::vector<double>> cache_;
   std::size_t simulations_ = 0;
 };
