@@ -65,7 +65,16 @@ public:
     auto [it, fresh] = cache_.emplace(std::move(key), std::vector<double>{});
     if (fresh) {
       sim::TrainingIteration iteration;
+      // A job alone runs until its iteration time settles, as a training workload does. In a
+      // group the jobs iterate independently and each reports its last iteration, so once the
+      // quickest has run its iterations the others run on with less competition: more
+      // iterations measure them nearer to alone, not nearer to their shared steady state (the
+      // settling test then passes on a job running alone). A group runs the engine's
+      // kSettleIterations (one iteration from an idle start, one from a running start), the
+      // fewest with a steady-state iteration and the most overlap of the group's jobs.
       iteration.iterations = scenario_.workload.job_trace.iterations_simulated;
+      if (iteration.iterations == 0 && group.size() > 1)
+        iteration.iterations = sim::kSettleIterations;
       for (std::size_t i : order) {
         models::JobSpec job = scenario_.workload.job_trace.templates[group[i].first].job;
         job.gpus = *placements[i];
@@ -244,6 +253,7 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
       }
       close_segment(live, now);
       JobOutcome& o = result.jobs[live.job];
+      o.ended = true;
       o.end_s = now;
       o.iterations = live.remaining == kNever || live.end_s == live.limit_end_s
                          ? 0 // summed from the segments below
@@ -281,8 +291,10 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
       if (result.busy_gpus.empty() || result.busy_gpus.back().second != busy)
         result.busy_gpus.emplace_back(now, busy);
     }
-    if (options.progress && !options.progress(ended, w.jobs.size(), now, cache.simulations()))
+    if (options.progress && !options.progress(ended, w.jobs.size(), now, cache.simulations())) {
+      result.complete = false;
       break;
+    }
   }
 
   // Per-job figures from the segments: iterations done and the mean iteration time.
@@ -294,6 +306,7 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
   double first = kNever, last = 0, wait = 0, completion = 0, slowdown = 0, busy_seconds = 0;
   for (std::size_t j = 0; j < result.jobs.size(); ++j) {
     JobOutcome& o = result.jobs[j];
+    if (!o.ended) continue; // the run stopped first: no figures
     if (o.iterations == 0) o.iterations = done[j];
     o.mean_iteration_s = o.iterations > 0 ? run[j] / o.iterations : 0;
     o.alone_iteration_s = cache.times({{w.jobs[j].template_index, &o.placement}})[0];
@@ -309,8 +322,8 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
     slowdown += o.slowdown();
     busy_seconds += o.run_s() * o.gpus;
   }
-  const double n = double(result.jobs.size());
-  result.makespan_s = last - first;
+  const double n = double(std::max<std::size_t>(1, ended));
+  result.makespan_s = ended > 0 ? last - first : 0;
   result.utilisation = result.makespan_s > 0 ? busy_seconds / (result.makespan_s * view.gpus) : 0;
   result.mean_queueing_s = wait / n;
   result.mean_completion_s = completion / n;

@@ -32,6 +32,7 @@ struct JobOutcome {
   int nodes = 0;              // nodes it ran on
   int leaves = 1;             // leaves it ran under
   double arrival_s = 0, start_s = 0, end_s = 0;
+  bool ended = false;           // false: the run stopped (SharedClusterOptions::progress) first
   double iterations = 0;        // done (the work, or what fitted in the time limit)
   double alone_iteration_s = 0; // at its placement, on an empty cluster
   double mean_iteration_s = 0;  // as it ran
@@ -49,6 +50,9 @@ struct RateSegment {
 };
 
 struct SharedClusterResult {
+  // False when SharedClusterOptions::progress stopped the run: the figures below are then of
+  // the jobs that ended (JobOutcome::ended) and the times up to the stop.
+  bool complete = true;
   std::vector<JobOutcome> jobs; // in the trace's arrival order
   std::vector<RateSegment> segments;
   std::vector<std::pair<double, int>> busy_gpus; // (time, GPUs busy from then on)
