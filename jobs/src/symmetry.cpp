@@ -47,6 +47,10 @@ FabricSymmetry::FabricSymmetry(const topo::Topology& topology, topo::Router& rou
     : topology_(topology), router_(router) {
   const std::size_t nodes = topology.nodes().size();
   const std::vector<topo::VertexId>& gpus = topology.gpus();
+  if (nodes == 0) {
+    enabled_ = false;
+    return;
+  }
   std::vector<std::vector<topo::VertexId>> members(nodes);
   for (topo::VertexId v = 0; v < topology.vertex_count(); ++v)
     if (const int n = topology.vertex(v).node; n >= 0) members[std::size_t(n)].push_back(v);

@@ -8,7 +8,8 @@
 // they share, so the running jobs are split into groups that can share a link (the same node,
 // or crossing a common leaf; every leaf-crossing job meets every other where switches above
 // the leaves are shared by all, as on a 3-tier fat tree), and each group is simulated alone.
-// Results are cached per group (its jobs' workloads and GPUs), so a long trace costs one
+// Results are cached per group (its jobs' workloads and GPUs, moved onto canonical nodes where
+// an exact relabelling of the fabric exists: symmetry.hpp), so a long trace costs one
 // simulation per distinct group, not per iteration or event. When the mix changes, the jobs
 // whose iteration time changed are re-anchored: their remaining work is carried at the new rate.
 #pragma once
