@@ -1,6 +1,7 @@
 // What users of a shared-cluster run rely on, on a busy trace: no job starts before it arrives,
 // sharing never speeds a job up, FIFO starts jobs in arrival order, the cluster is never
-// oversubscribed; EASY backfilling lets later jobs start first and shortens the mean wait.
+// oversubscribed; EASY backfilling lets later jobs start first and shortens the mean wait; a
+// run stopped early reports what ended.
 #include "ddlsim/jobs/shared_cluster.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/topologies/builders.hpp"
@@ -89,4 +90,27 @@ TEST_CASE("FIFO starts jobs in arrival order; EASY lets later jobs jump ahead") 
     jumped |= easy.jobs[j].start_s < easy.jobs[j - 1].start_s;
   CHECK(jumped);
   CHECK(easy.mean_queueing_s <= fifo.mean_queueing_s);
+}
+
+TEST_CASE("a run stopped early reports the jobs that ended and no figures for the others") {
+  const Scenario s = busy_trace("fifo", "packed");
+  const topo::Topology topology = topo::build_topology(s.topology);
+  topo::Router router(topology);
+  jobs::SharedClusterOptions options;
+  options.progress = [](std::size_t ended, std::size_t, double, std::size_t) { return ended < 5; };
+  const jobs::SharedClusterResult r = jobs::simulate_shared_cluster(s, topology, router, options);
+  CHECK_FALSE(r.complete);
+  std::size_t ended = 0;
+  for (const jobs::JobOutcome& o : r.jobs) {
+    if (!o.ended) {
+      CHECK(o.alone_iteration_s == 0);
+      continue;
+    }
+    ++ended;
+    CHECK(o.alone_iteration_s > 0);
+    CHECK(o.end_s >= o.start_s);
+  }
+  CHECK(ended >= 5);
+  CHECK(ended < r.jobs.size());
+  CHECK(r.makespan_s > 0);
 }
