@@ -80,7 +80,7 @@ TEST_CASE("on a busy trace jobs wait >= 0, sharing never speeds a job up, GPUs n
   CHECK(shared); // jobs did share links (spread puts every job under every leaf)
 }
 
-TEST_CASE("FIFO starts jobs in arrival order; EASY lets later jobs jump ahead") {
+TEST_CASE("FIFO starts jobs in arrival order and EASY lets later jobs jump ahead") {
   const jobs::SharedClusterResult fifo = run(busy_trace("fifo", "packed"));
   for (std::size_t j = 1; j < fifo.jobs.size(); ++j)
     CHECK(fifo.jobs[j].start_s >= fifo.jobs[j - 1].start_s);
