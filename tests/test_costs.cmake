@@ -3,12 +3,12 @@
 # tests/CMakeLists.txt for why ctest cannot learn these itself and what the figures are.
 foreach(cost_pair
         # seconds  test
-        "60;collectives:sweep: every all_reduce generator is correct (shard 1 of 4)"
-        "60;collectives:sweep: every all_reduce generator is correct (shard 2 of 4)"
-        "60;collectives:sweep: every all_reduce generator is correct (shard 3 of 4)"
-        "60;collectives:sweep: every all_reduce generator is correct (shard 4 of 4)"
-        "30;collectives:sweep: every reduce_scatter generator is correct (shard 1 of 2)"
-        "30;collectives:sweep: every reduce_scatter generator is correct (shard 2 of 2)"
+        "40;collectives:sweep: every all_reduce generator is correct (shard 1 of 4)"
+        "40;collectives:sweep: every all_reduce generator is correct (shard 2 of 4)"
+        "40;collectives:sweep: every all_reduce generator is correct (shard 3 of 4)"
+        "40;collectives:sweep: every all_reduce generator is correct (shard 4 of 4)"
+        "17;collectives:sweep: every reduce_scatter generator is correct (shard 1 of 2)"
+        "17;collectives:sweep: every reduce_scatter generator is correct (shard 2 of 2)"
         "100;jobs:network-aware placement is never worse than packed on the bundled traces"
         "27;jobs:jobs that share oversubscribed uplinks slow each other and recover when one ends"
         "20;collectives:sweep (quick): every generator of every op is correct"
