@@ -306,12 +306,7 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, 
       co_yield step;
       ++index;
     }
-    // The next lane's join, which this lane's join waits for (its lane's step count after
-    // where that lane stood).
-    const bool chained = lane + 1 < c.lanes;
-    const int next_lane = lanes.channel(kind, chained ? lane + 1 : lane);
-    const std::uint32_t next_join =
-        before.next[std::size_t(next_lane)] + steps_of(c, place, lane + (chained ? 1 : 0)) - 1;
+    const bool chained = lane + 1 < c.lanes; // the join also waits for the next lane's
     Step join = compute_step(0, channel);
     add_dep(join, last_send);
     add_dep(join, last_receive);
@@ -329,7 +324,11 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, 
       }
       add_dep(join, previous);
     }
-    if (chained) wait_for(join, next_lane, next_join);
+    if (chained) { // the next lane's join: its last step for this collective
+      const int next_lane = lanes.channel(kind, lane + 1);
+      wait_for(join, next_lane,
+               before.next[std::size_t(next_lane)] + steps_of(c, place, lane + 1) - 1);
+    }
     co_yield join;
   }
 }
