@@ -105,17 +105,17 @@ double KernelRates::Grid::at(double a, double b, double c) const {
   return sum;
 }
 
-// The tables of one H200 SXM (Hopper, sm_90): models/kernel-rates/h200-*.tsv. Rates become
-// fractions of that GPU's catalog peaks (gpu_catalog.cpp: 989.5 TFLOP/s bf16, 1,979 fp8, dense).
-KernelRates load_hopper_rates() {
-  const GpuSpec h200 = find_gpu("H200-SXM-141GB", "kernel rates");
+// The tables models/kernel-rates/PREFIX-*.tsv, measured on the catalog GPU `gpu_name`. Rates
+// become fractions of that GPU's catalog peaks (gpu_catalog.cpp; H100 SXM5 and H200: 989.5
+// TFLOP/s bf16, 1,979 fp8, dense).
+KernelRates load_rates(const std::string& prefix, const std::string& gpu_name, std::string source) {
+  const GpuSpec measured = find_gpu(gpu_name, "kernel rates");
   KernelRates rates;
-  rates.source_ = "measured on an H200 SXM at its 700 W cap (cuBLAS/cuDNN via PyTorch 2.11, "
-                  "models/kernel-rates)";
+  rates.source_ = std::move(source);
   const std::vector<std::string> gemm_columns{"m", "n", "k", "layout", "seconds", "tflops"};
   for (const auto& [precision, name, peak] :
-       {std::tuple{MatmulPrecision::bf16, "h200-gemm_bf16", h200.fp16_flops},
-        std::tuple{MatmulPrecision::fp8, "h200-gemm_fp8", h200.fp8_flops}}) {
+       {std::tuple{MatmulPrecision::bf16, prefix + "-gemm_bf16", measured.fp16_flops},
+        std::tuple{MatmulPrecision::fp8, prefix + "-gemm_fp8", measured.fp8_flops}}) {
     std::map<std::string, GridBuilder> by_layout;
     for (const Row& row : rows_of(name, gemm_columns)) {
       const double m = std::stod(row.fields[0]), n = std::stod(row.fields[1]),
@@ -135,7 +135,7 @@ KernelRates load_hopper_rates() {
   // is the forward-and-backward time less the forward time.
   std::map<std::pair<double, double>, double> forward_seconds, both_seconds;
   for (const Row& row :
-       rows_of("h200-attention", {"backend", "heads", "seq", "pass", "seconds", "tflops"})) {
+       rows_of(prefix + "-attention", {"backend", "heads", "seq", "pass", "seconds", "tflops"})) {
     if (row.fields[0] != "CUDNN_ATTENTION") continue;
     const std::pair key{std::stod(row.fields[1]), std::stod(row.fields[2])};
     (row.fields[3] == "fwd" ? forward_seconds : both_seconds)[key] = std::stod(row.fields[4]);
@@ -144,19 +144,32 @@ KernelRates load_hopper_rates() {
   for (const auto& [key, seconds] : forward_seconds) {
     const auto [heads, seq] = key;
     const double flops = 2 * seq * seq * 128 * heads; // causal: half of 4 s^2 d per head
-    forward.add(heads, seq, 1, flops / seconds / h200.fp16_flops);
+    forward.add(heads, seq, 1, flops / seconds / measured.fp16_flops);
     const double backward_seconds = both_seconds.at(key) - seconds;
-    backward.add(heads, seq, 1, 2.5 * flops / backward_seconds / h200.fp16_flops);
+    backward.add(heads, seq, 1, 2.5 * flops / backward_seconds / measured.fp16_flops);
   }
-  rates.attention_forward_ = forward.build("h200-attention");
-  rates.attention_backward_ = backward.build("h200-attention");
+  rates.attention_forward_ = forward.build(prefix + "-attention");
+  rates.attention_backward_ = backward.build(prefix + "-attention");
   return rates;
 }
 
-const KernelRates* KernelRates::for_compute_capability(int cc) {
-  // Parsed once; immutable afterwards (function-local static: thread-safe initialisation).
-  static const KernelRates hopper = load_hopper_rates();
-  return cc == 90 ? &hopper : nullptr;
+const KernelRates* KernelRates::for_gpu(const GpuSpec& gpu) {
+  // Parsed once each; immutable afterwards (function-local statics: thread-safe initialisation).
+  // Each GPU measured gets its own tables; other GPUs of a measured architecture get those of
+  // its SXM part, whose kernels (cuBLAS, cuDNN) run the same tiles.
+  static const KernelRates h100 =
+      load_rates("h100", "H100-SXM5-80GB",
+                 "measured on an H100 SXM5 at its 700 W cap (cuBLAS/cuDNN via PyTorch 2.11, "
+                 "models/kernel-rates/h100-*)");
+  static const KernelRates h200 =
+      load_rates("h200", "H200-SXM-141GB",
+                 "measured on an H200 SXM at its 700 W cap (cuBLAS/cuDNN via PyTorch 2.11, "
+                 "models/kernel-rates/h200-*)");
+  if (gpu.compute_capability != 90) return nullptr;
+  // The H200 and the GH200 (names with "H200") get the H200's tables; the H100 SXM5, PCIe and
+  // NVL the H100 SXM5's.
+  const bool h200_class = gpu.name.find("H200") != std::string::npos;
+  return h200_class ? &h200 : &h100;
 }
 
 double KernelRates::gemm_efficiency(MatmulPrecision precision, GemmPass pass, double m, double n,

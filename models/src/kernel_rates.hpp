@@ -5,6 +5,8 @@
 // kernels (cuBLAS, cuDNN) run the same tiles: the fraction, not the rate, carries over.
 #pragma once
 
+#include "ddlsim/models/gpu.hpp"
+
 #include <array>
 #include <map>
 #include <string>
@@ -20,8 +22,9 @@ enum class MatmulPrecision { bf16, fp8 };
 
 class KernelRates {
 public:
-  // The table measured on a GPU of compute capability `cc` (x10), or nullptr when there is none.
-  static const KernelRates* for_compute_capability(int cc);
+  // The tables measured on `gpu`, or on the GPU of its architecture that was measured (Hopper:
+  // H100 SXM5 and H200 SXM tables); nullptr for an architecture without a measurement.
+  static const KernelRates* for_gpu(const GpuSpec& gpu);
 
   // Fraction of the datasheet peak (dense, this precision) that the linear layer's `pass` reaches
   // for a layer of m tokens, n outputs and k inputs (interpolated in log2 of each size between
@@ -45,7 +48,8 @@ private:
   std::string source_;
   std::map<std::pair<MatmulPrecision, GemmPass>, Grid> gemm_;
   Grid attention_forward_, attention_backward_;
-  friend KernelRates load_hopper_rates();
+  friend KernelRates load_rates(const std::string& prefix, const std::string& gpu_name,
+                                std::string source);
 };
 
 } // namespace ddlsim::models

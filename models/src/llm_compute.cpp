@@ -52,8 +52,8 @@ LayerTimes with_overhead(LayerTimes times, Picoseconds overhead) {
 // 6h); the FFN's activation (GeLU reads and writes f / t values: 4 f / t; SwiGLU reads two
 // halves and writes one: 6 f / t). With sequence parallelism the norms and residual adds run on
 // s / t tokens, else on all s of every TP rank. Not counted: a rotary embedding (4 (h + kv) / t,
-// which the shape does not say whether the model has), FP8 casts and transposes outside
-// Transformer Engine's fused norm-and-cast, and dropout masks.
+// which the shape does not say whether the model has) and dropout masks. FP8's casts and
+// transposes are fp8_cast_bytes below.
 struct ElementwiseBytes {
   double attention = 0, ffn = 0;
 };
@@ -73,6 +73,43 @@ ElementwiseBytes elementwise_bytes(const LlmSpec& spec, int layer) {
   const double activation = (m.gated_ffn ? 6 : 4) * activated / t;
   return {residual_path, residual_path + activation};
 }
+
+// Transformer Engine's FP8 casts and transposes (llm_compute.hpp), beyond the BF16 path's
+// elementwise bytes above.
+// A GEMM in FP8 takes both operands in FP8 and, for its weight gradient, transposed
+// (transformer_engine/pytorch/module/{linear,layernorm_linear,layernorm_mlp}.py):
+//  - forward: the attention output projection's input comes from attention in BF16 and is cast
+//    and transposed in one kernel (cast_transpose: reads 2 bytes, writes 1 + 1: 4 a value); the
+//    QKV and FC1 inputs come out of the fused norm, and FC2's out of the activation, already in
+//    FP8 (no extra bytes);
+//  - backward: those FP8 inputs are transposed for the weight gradients (reads 1, writes 1: 2 a
+//    value; QKV and FC1 on the hidden state, FC2 on the FFN's activation), and each GEMM's output
+//    gradient is cast and transposed (4 a value: QKV, projection and FC2 outputs; FC1's is fused
+//    with the activation's backward, already counted).
+// Not counted: the weights' casts (once per iteration, cached across micro-batches: Megatron
+// passes is_first_microbatch) and the scaling factors' amax reductions (a few values a tensor).
+} // namespace
+
+Fp8CastBytes llm_fp8_cast_bytes(const LlmSpec& spec, int layer) {
+  if (spec.precision != LlmPrecision::fp8) return {};
+  const LlmShape& m = spec.shape;
+  const double t = spec.parallel.tp, h = static_cast<double>(m.hidden);
+  const double tokens = static_cast<double>(m.seq_len) * spec.micro_batch; // GEMM rows
+  const double qkv = (h + 2 * static_cast<double>(m.kv_dim())) / t;
+  double ffn_tokens = tokens, f = static_cast<double>(m.ffn);
+  if (m.is_moe_layer(layer)) {
+    const MoeShape& moe = *m.moe;
+    ffn_tokens = tokens * (moe.top_k * moe.capacity_factor + moe.shared_experts);
+    f = static_cast<double>(moe.expert_ffn);
+  }
+  Fp8CastBytes out;
+  out.attention_forward = 4 * tokens * h / t;
+  out.attention_backward = 2 * tokens * h + 4 * tokens * (qkv + h);
+  out.ffn_backward = 2 * ffn_tokens * (h + f / t) + 4 * ffn_tokens * h;
+  return out;
+}
+
+namespace {
 
 // Linear layers and attention at the measured kernel rates of the GPU's architecture.
 class MeasuredKernels {
@@ -111,6 +148,14 @@ public:
     return with_overhead(
         {seconds_to_ps(forward_bytes / rate), seconds_to_ps(2 * forward_bytes / rate)}, overhead());
   }
+  // Kernels that stream the given bytes in each pass (one kernel overhead for a pass that has any).
+  LayerTimes streamed(double forward_bytes, double backward_bytes) const {
+    const double rate = spec_.gpu.memory_bytes_per_second * spec_.gpu.memory_efficiency;
+    auto pass = [&](double bytes) {
+      return bytes > 0 ? seconds_to_ps(bytes / rate) + overhead() : Picoseconds{0};
+    };
+    return {pass(forward_bytes), pass(backward_bytes)};
+  }
   bool fp8() const { return spec_.precision == LlmPrecision::fp8; }
   Picoseconds overhead() const { return spec_.gpu.kernel_overhead; }
 
@@ -127,8 +172,12 @@ BlockTimes measured_block_times(const LlmSpec& spec, int layer, const KernelRate
   const bool fp8 = kernels.fp8();
   // The memory-bound kernels around the GEMMs (the measured rates cover the GEMMs alone).
   const ElementwiseBytes bytes = elementwise_bytes(spec, layer);
-  const LayerTimes attention_elementwise = kernels.memory_bound(bytes.attention);
-  const LayerTimes ffn_elementwise = kernels.memory_bound(bytes.ffn);
+  const Fp8CastBytes casts = llm_fp8_cast_bytes(spec, layer);
+  const LayerTimes attention_elementwise =
+      kernels.memory_bound(bytes.attention) +
+      kernels.streamed(casts.attention_forward, casts.attention_backward);
+  const LayerTimes ffn_elementwise =
+      kernels.memory_bound(bytes.ffn) + kernels.streamed(casts.ffn_forward, casts.ffn_backward);
   // Megatron's fused QKV projection and the attention output projection.
   const double qkv = (h + 2 * static_cast<double>(m.kv_dim())) / t;
   const LayerTimes projections =
@@ -222,7 +271,7 @@ BlockTimes roofline_block_times(const LlmSpec& spec, int layer) {
 } // namespace
 
 BlockTimes llm_block_times(const LlmSpec& spec, int layer) {
-  if (const KernelRates* rates = KernelRates::for_compute_capability(spec.gpu.compute_capability))
+  if (const KernelRates* rates = KernelRates::for_gpu(spec.gpu))
     return measured_block_times(spec, layer, *rates);
   return roofline_block_times(spec, layer);
 }
@@ -239,14 +288,31 @@ LayerTimes llm_logits_times(const LlmSpec& spec) {
   const double t = spec.parallel.tp, s = spec.shape.seq_len;
   const double h = static_cast<double>(spec.shape.hidden),
                v = static_cast<double>(spec.shape.vocab);
-  if (const KernelRates* rates = KernelRates::for_compute_capability(spec.gpu.compute_capability)) {
+  if (const KernelRates* rates = KernelRates::for_gpu(spec.gpu)) {
     // Megatron's output layer is its own column-parallel linear, not a Transformer Engine
     // module: it stays in BF16 under FP8 training.
     const MeasuredKernels kernels(spec, *rates);
-    return with_overhead(kernels.linear(s * spec.micro_batch, v / t, h, false), kernels.overhead());
+    return with_overhead(kernels.linear(s * spec.micro_batch, v / t, h, false),
+                         kernels.overhead()) +
+           llm_loss_times(spec);
   }
   return layer_times(roofline_layer(LayerKind::linear, v * h / t, 2 * s * h * v / t, 2 * s * v / t),
                      gemm_gpu(spec), Precision::fp16, spec.micro_batch, 1.0);
+}
+
+LayerTimes llm_loss_times(const LlmSpec& spec) {
+  const KernelRates* rates = KernelRates::for_gpu(spec.gpu);
+  if (!rates) return {};
+  // Megatron-Core's vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py, the default:
+  // --cross-entropy-loss-fusion is off unless asked for) runs in FP32 as separate PyTorch
+  // kernels over each logit of this TP rank's share of the vocabulary. Forward: cast the BF16
+  // logits to FP32 (reads 2 bytes, writes 4), max (reads 4), subtract the max in place (4 + 4),
+  // exp in place (4 + 4), sum (4), divide into the softmax kept for backward (4 + 4): 38 bytes
+  // a logit. Backward: multiply by the loss gradient in place (4 + 4), cast back to BF16 for
+  // the output layer (4 + 2): 14.
+  const double logits = static_cast<double>(spec.shape.seq_len) * spec.micro_batch *
+                        static_cast<double>(spec.shape.vocab) / spec.parallel.tp;
+  return MeasuredKernels(spec, *rates).streamed(38 * logits, 14 * logits);
 }
 
 } // namespace ddlsim::models

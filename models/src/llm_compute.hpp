@@ -17,8 +17,21 @@ struct BlockTimes {
 };
 
 BlockTimes llm_block_times(const LlmSpec& spec, int layer);
+
+// Bytes Transformer Engine's FP8 training (per-tensor scaling, as TE 1.x runs Megatron-Core's
+// layers) moves per micro-batch on one TP rank to cast and transpose the GEMMs' operands, beyond
+// what the BF16 path's norms, activation and residual adds move (zero under BF16). Part of
+// llm_block_times on GPUs with measured kernel rates; the formulas are in llm_compute.cpp.
+struct Fp8CastBytes {
+  double attention_forward = 0, attention_backward = 0, ffn_forward = 0, ffn_backward = 0;
+};
+Fp8CastBytes llm_fp8_cast_bytes(const LlmSpec& spec, int layer);
 // The first stage's embedding lookup (memory-bound) and the last stage's logits with the loss.
 LayerTimes llm_embedding_times(const LlmSpec& spec);
 LayerTimes llm_logits_times(const LlmSpec& spec);
+// The loss's kernels (part of llm_logits_times): counted on GPUs with measured kernel rates, as
+// the layers' memory-bound kernels are; zero elsewhere, where the roofline's efficiencies,
+// chosen against end-to-end throughput, already hold them.
+LayerTimes llm_loss_times(const LlmSpec& spec);
 
 } // namespace ddlsim::models

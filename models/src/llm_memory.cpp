@@ -5,6 +5,12 @@
 // (fp32 master weights, momentum, variance) per parameter. ZeRO-1 shards the optimizer states
 // over the N_d data-parallel ranks, ZeRO-2 also the gradients, ZeRO-3 also the weights (which a
 // layer gathers whole before it runs: the gathered layer and the next one being fetched stay).
+// Not counted: Megatron keeps BF16 training's gradients in FP32 main-gradient buffers (4 bytes;
+// Megatron-LM README, distributed optimizer: "bf16 param, fp32 grads: 18, 6 + 12/d"), and
+// NeMo's distributed Adam (Apex, ZeRO-2) in its FP32 grad_sync_dtype. Counting them refuses two
+// published NeMo FP8 layouts that ran (GPT3-20B on 64 and 175B on 512 H100), so another term
+// here is too large for them (likely the activations Transformer Engine saves in FP8); until
+// that is found, gradients stay at the paper's 2 bytes.
 // Experts are sharded over their own data-parallel group (dp / ep ranks).
 //
 // Activations of one layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation

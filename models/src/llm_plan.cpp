@@ -24,8 +24,9 @@
 // distributed optimizer) reduce-scatters them and all-gathers the updated weights after the
 // optimizer step; ZeRO-2 and 3 reduce-scatter each micro-batch's gradients (they are not kept
 // whole: DeepSpeed's stages 2 and 3), and ZeRO-3 all-gathers every layer's weights before its
-// forward and its backward pass, one layer ahead (FSDP's prefetch). Gradients and weights move
-// as 2-byte values (the ZeRO paper's accounting). Compute times come from the GPU roofline
+// forward and its backward pass, one layer ahead (FSDP's prefetch). Weights move as 2-byte
+// values; gradients as 4-byte ones with ZeRO 0 and 1 (Megatron's FP32 gradient reduction) and
+// 2-byte ones with ZeRO 2 and 3 (DeepSpeed's). Compute times come from the GPU roofline
 // (gpu.hpp) on the layer's FLOPs and bytes per TP rank; the optimizer is memory-bound over the
 // GPU's share of the parameters.
 #include "ddlsim/collectives/algorithm.hpp"
@@ -133,20 +134,23 @@ private:
     }
   }
 
-  // The index of the collective (op, bytes) on `group`, planned once.
-  int collective(LlmGroup group, coll::Op op, std::uint64_t bytes) {
-    bytes = std::max<std::uint64_t>(bytes / 2 * 2, 2);
+  // The index of the collective (op, bytes of `dtype` values) on `group`, planned once.
+  int collective(LlmGroup group, coll::Op op, std::uint64_t bytes,
+                 coll::DataType dtype = coll::DataType::fp16) {
+    const std::uint64_t e = coll::element_size(dtype);
+    bytes = std::max<std::uint64_t>(bytes / e * e, e);
     const int n = group_size(group);
     if (op == coll::Op::reduce_scatter || op == coll::Op::all_gather)
-      bytes = std::max<std::uint64_t>(bytes / (2ull * n), 1) * 2 * n; // whole elements per rank
-    const auto key = std::make_tuple(static_cast<int>(group), static_cast<int>(op), bytes);
+      bytes = std::max<std::uint64_t>(bytes / (e * n), 1) * e * n; // whole elements per rank
+    const auto key = std::make_tuple(static_cast<int>(group), static_cast<int>(op),
+                                     static_cast<int>(dtype), bytes);
     if (auto it = index_.find(key); it != index_.end()) return it->second;
     LlmCollective c;
     c.group = group;
     c.call.op = op;
     c.call.ranks = n;
     c.call.bytes = bytes;
-    c.call.dtype = coll::DataType::fp16; // 2-byte values (bf16 moves like fp16)
+    c.call.dtype = dtype; // bf16 values move and reduce like fp16
     c.call.algorithm = op == coll::Op::all_to_all ? "pairwise" : spec_.algorithm;
     const std::vector<int> members = plan_.group_members(group, 0);
     for (int r : members)
@@ -208,11 +212,15 @@ private:
     ops.push_back(op);
   }
   // A DP collective launched now; returns its index among the stage's DP launches.
-  int dp_launch(std::vector<LlmOp>& ops, LlmGroup group, coll::Op op, double parameters) {
+  int dp_launch(std::vector<LlmOp>& ops, LlmGroup group, coll::Op op, double parameters,
+                coll::DataType dtype = coll::DataType::fp16) {
     if (group_size(group) < 2 || parameters <= 0) return -1;
     LlmOp launch;
     launch.kind = LlmOpKind::dp;
-    launch.collective = collective(group, op, static_cast<std::uint64_t>(parameters * 2));
+    launch.collective = collective(
+        group, op,
+        static_cast<std::uint64_t>(parameters * static_cast<double>(coll::element_size(dtype))),
+        dtype);
     ops.push_back(launch);
     return dp_launches_++;
   }
@@ -395,13 +403,21 @@ private:
     double bucket_dense = 0, bucket_experts = 0;
     const double cap = static_cast<double>(spec_.bucket_parameters());
     const coll::Op grad_op = p.zero >= 1 ? coll::Op::reduce_scatter : coll::Op::all_reduce;
+    // Megatron reduces BF16 training's gradients in FP32 (arguments.py turns on
+    // accumulate_allreduce_grads_in_fp32 for --bf16 unless --grad-reduce-in-bf16, not for --fp16;
+    // NeMo's
+    // distributed Adam syncs them in its FP32 optimizer dtype); DeepSpeed's ZeRO-2 and 3 reduce
+    // them in the model's 16-bit dtype (communication_data_type unset).
+    const coll::DataType grad_dtype = p.zero <= 1 && spec_.precision != LlmPrecision::fp16
+                                          ? coll::DataType::fp32
+                                          : coll::DataType::fp16;
     auto flush = [&](bool all) {
       if (bucket_dense >= cap || (all && bucket_dense > 0)) {
-        dp_launch(ops, LlmGroup::dp, grad_op, bucket_dense);
+        dp_launch(ops, LlmGroup::dp, grad_op, bucket_dense, grad_dtype);
         bucket_dense = 0;
       }
       if (bucket_experts >= cap || (all && bucket_experts > 0)) {
-        dp_launch(ops, LlmGroup::expert_dp, grad_op, bucket_experts);
+        dp_launch(ops, LlmGroup::expert_dp, grad_op, bucket_experts, grad_dtype);
         bucket_experts = 0;
       }
     };
@@ -507,7 +523,7 @@ private:
   const LlmSpec& spec_;
   LlmPlanOptions options_;
   LlmPlan plan_;
-  std::map<std::tuple<int, int, std::uint64_t>, int> index_;
+  std::map<std::tuple<int, int, int, std::uint64_t>, int> index_;
   std::vector<BlockTimes> times_;
   std::uint64_t activation_bytes_ = 0, pipeline_bytes_ = 0;
   bool sp_ = false;

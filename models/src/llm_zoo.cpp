@@ -151,7 +151,14 @@ std::string_view to_string(Recompute recompute) {
 }
 
 std::string_view to_string(LlmPrecision precision) {
-  return precision == LlmPrecision::bf16 ? "bf16" : "fp8";
+  switch (precision) {
+  case LlmPrecision::fp8:
+    return "fp8";
+  case LlmPrecision::fp16:
+    return "fp16";
+  default:
+    return "bf16";
+  }
 }
 
 int llm_rank(const LlmParallel& layout, LlmCoords c) {

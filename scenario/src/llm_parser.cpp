@@ -139,9 +139,10 @@ models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster
   if (auto v = workload.optional("micro_batch"))
     spec.micro_batch = static_cast<int>(v->integer(1, 1 << 16));
   if (auto v = workload.optional("precision")) {
-    spec.precision = v->choice(std::vector<std::string>{"bf16", "fp8"}) == "fp8"
-                         ? models::LlmPrecision::fp8
-                         : models::LlmPrecision::bf16;
+    const std::string precision = v->choice(std::vector<std::string>{"bf16", "fp16", "fp8"});
+    spec.precision = precision == "fp8"    ? models::LlmPrecision::fp8
+                     : precision == "fp16" ? models::LlmPrecision::fp16
+                                           : models::LlmPrecision::bf16;
     if (spec.precision == models::LlmPrecision::fp8 && spec.gpu.fp8_flops <= 0)
       v->fail("the " + spec.gpu.name + " has no FP8 tensor cores; use \"bf16\"");
   }

@@ -15,7 +15,7 @@ using namespace ddlsim::models;
 namespace {
 
 const KernelRates& hopper() {
-  const KernelRates* rates = KernelRates::for_compute_capability(90);
+  const KernelRates* rates = KernelRates::for_gpu(find_gpu("H200", "test"));
   REQUIRE(rates != nullptr);
   return *rates;
 }
@@ -99,7 +99,41 @@ TEST_CASE("kernel rates: every measured efficiency is physically possible") {
 
 TEST_CASE("kernel rates: Hopper GPUs have measured rates and other architectures none") {
   for (const char* gpu : {"H100", "H200", "GH200", "H100-PCIe"})
-    CHECK(KernelRates::for_compute_capability(compute_capability(gpu)) != nullptr);
+    CHECK(KernelRates::for_gpu(find_gpu(gpu, "test")) != nullptr);
   for (const char* gpu : {"A100", "V100", "B200", "MI300X"})
-    CHECK(KernelRates::for_compute_capability(compute_capability(gpu)) == nullptr);
+    CHECK(KernelRates::for_gpu(find_gpu(gpu, "test")) == nullptr);
+}
+
+TEST_CASE("kernel rates: each measured GPU gets its own tables and other Hopper parts the H100's") {
+  const double flops = 2.0 * 8192 * 4096 * 2048;
+  // Each table's rates are fractions of its own GPU's catalog peak (989 and 989.5 TFLOP/s).
+  const double h100 = flops / measured_seconds("h100-gemm_bf16.tsv", 8192, 4096, 2048, "fwd") /
+                      find_gpu("H100", "test").fp16_flops;
+  const double h200 = flops / measured_seconds("h200-gemm_bf16.tsv", 8192, 4096, 2048, "fwd") /
+                      find_gpu("H200", "test").fp16_flops;
+  REQUIRE(h100 != Approx(h200).epsilon(1e-6)); // the two measurements differ in this row
+  auto rate = [&](const char* gpu) {
+    return KernelRates::for_gpu(find_gpu(gpu, "test"))
+        ->gemm_efficiency(MatmulPrecision::bf16, GemmPass::forward, 8192, 4096, 2048);
+  };
+  CHECK(rate("H100") == Approx(h100).epsilon(1e-9));
+  CHECK(rate("H100-PCIe") == Approx(h100).epsilon(1e-9));
+  CHECK(rate("H200") == Approx(h200).epsilon(1e-9));
+  CHECK(rate("GH200") == Approx(h200).epsilon(1e-9));
+}
+
+TEST_CASE("kernel rates: the H100 and H200 measurements agree on large GEMMs (same chip and cap)") {
+  // Why one architecture's fractions may stand in for another GPU of it: the H100 SXM5 and the
+  // H200 share the chip, clocks and 700 W cap, and their measured large GEMMs agree.
+  const KernelRates* h100 = KernelRates::for_gpu(find_gpu("H100", "test"));
+  const KernelRates* h200 = KernelRates::for_gpu(find_gpu("H200", "test"));
+  for (const MatmulPrecision precision : {MatmulPrecision::bf16, MatmulPrecision::fp8})
+    for (const double m : {4096.0, 8192.0, 16384.0})
+      for (const double n : {4096.0, 8192.0, 16384.0})
+        for (const double k : {4096.0, 8192.0, 16384.0}) {
+          const double a = h100->gemm_efficiency(precision, GemmPass::forward, m, n, k);
+          const double b = h200->gemm_efficiency(precision, GemmPass::forward, m, n, k);
+          INFO(m << " x " << n << " x " << k);
+          CHECK(a == Approx(b).epsilon(0.12));
+        }
 }

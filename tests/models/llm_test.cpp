@@ -164,9 +164,38 @@ TEST_CASE("llm: ZeRO-3 cuts memory per GPU and adds parameter all-gathers") {
   CHECK(count_ops(*zero3.plan, coll::Op::all_gather, LlmGroup::dp) ==
         2 * 8 * zero3.plan->spec.micro_batches());
   CHECK(zero3.it.collectives > zero0.it.collectives);
-  // More bytes move (each micro-batch gathers the weights twice and scatters the gradients),
-  // though the time need not grow: the optimizer updates only its shard.
-  CHECK(zero3.bytes_sent > 2 * zero0.bytes_sent);
+  // More bytes move (each micro-batch gathers the 2-byte weights twice and scatters the 2-byte
+  // gradients, where ZeRO-0 all-reduces FP32 gradients once), though the time need not grow:
+  // the optimizer updates only its shard.
+  CHECK(zero3.bytes_sent > zero0.bytes_sent);
+}
+
+TEST_CASE("llm: gradients are reduced in FP32 for BF16 and in FP16 for FP16 training") {
+  // Megatron: --bf16 reduces FP32 main gradients, --fp16 the 16-bit ones; weights move in 16
+  // bits either way. With ZeRO-3 (DeepSpeed) gradients move in 16 bits whatever the precision.
+  const auto plan = [](const std::string& precision, int zero) {
+    return run(scenario_text(1, kSmall,
+                             R"("parallel": {"tp": 1, "zero": )" + std::to_string(zero) +
+                                 R"(}, "global_batch": 16, "algorithm": "ring", "precision": ")" +
+                                 precision + "\""))
+        .plan;
+  };
+  const auto dp_bytes = [](const LlmPlan& p, coll::Op op) {
+    std::uint64_t bytes = 0;
+    for (const LlmCollective& c : p.collectives)
+      if (c.group == LlmGroup::dp && c.call.op == op) bytes += c.call.bytes;
+    return bytes;
+  };
+  const auto bf16 = plan("bf16", 1), fp16 = plan("fp16", 1);
+  REQUIRE(dp_bytes(*fp16, coll::Op::reduce_scatter) > 0);
+  CHECK(dp_bytes(*bf16, coll::Op::reduce_scatter) == 2 * dp_bytes(*fp16, coll::Op::reduce_scatter));
+  CHECK(dp_bytes(*bf16, coll::Op::all_gather) == dp_bytes(*fp16, coll::Op::all_gather));
+  for (const LlmCollective& c : bf16->collectives)
+    if (c.group == LlmGroup::dp && c.call.op == coll::Op::reduce_scatter)
+      CHECK(c.call.dtype == coll::DataType::fp32);
+  const auto zero3 = plan("bf16", 3);
+  for (const LlmCollective& c : zero3->collectives)
+    if (c.group == LlmGroup::dp) CHECK(c.call.dtype == coll::DataType::fp16);
 }
 
 TEST_CASE("llm: expert-parallel all-to-all grows with top_k") {

@@ -79,7 +79,10 @@ LlmShape find_llm_shape(const std::string& name, const std::string& where);
 std::vector<std::string> llm_shape_names();
 
 enum class Recompute : std::uint8_t { none, selective, full };
-enum class LlmPrecision : std::uint8_t { bf16, fp8 };
+// bf16: BF16 mixed precision (Megatron's --bf16: FP32 gradient reduction); fp16: FP16 mixed
+// precision (--fp16: the same tensor-core rate, gradients reduced in FP16); fp8: Transformer
+// Engine's FP8 GEMMs with BF16 elsewhere.
+enum class LlmPrecision : std::uint8_t { bf16, fp8, fp16 };
 std::string_view to_string(Recompute recompute);
 std::string_view to_string(LlmPrecision precision);
 
