@@ -84,10 +84,13 @@ with open(f"{out}/llm_kernels.tsv", "w") as f:
 print("kernels done", time.time() - t0, smi(), flush=True)
 
 
-def layer_fn(h, heads, kv, ffn, act, norm, tokens_per_seq, mb):
+def layer_fn(h, heads, kv, ffn, act, norm, tokens_per_seq, mb, tp):
+    # One tensor-parallel rank's share: heads / tp, kv / tp, ffn / tp (Megatron's column- and
+    # row-parallel split); norms and residual adds on the full hidden state of every token.
     d = h // heads
+    heads, kv, ffn = heads // tp, max(kv // tp, 1), ffn // tp
     g = lambda *s: (torch.randn(*s, device=dev, dtype=torch.bfloat16) * 0.02).requires_grad_()
-    w_qkv = g((heads + 2 * kv) * d, h); w_o = g(h, h)
+    w_qkv = g((heads + 2 * kv) * d, h); w_o = g(h, heads * d)
     w_up = g(2 * ffn if act == "swiglu" else ffn, h); w_down = g(h, ffn)
     ln1, ln2 = (torch.ones(h, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
     def normf(x, w):
@@ -101,7 +104,7 @@ def layer_fn(h, heads, kv, ffn, act, norm, tokens_per_seq, mb):
             k = k.repeat_interleave(heads // kv, dim=1); v = v.repeat_interleave(heads // kv, dim=1)
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]):
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + F.linear(o.transpose(1, 2).reshape(mb, tokens_per_seq, h), w_o)
+        x = x + F.linear(o.transpose(1, 2).reshape(mb, tokens_per_seq, heads * d), w_o)
         y = normf(x, ln2)
         u = F.linear(y, w_up)
         if act == "swiglu":
@@ -115,23 +118,28 @@ def layer_fn(h, heads, kv, ffn, act, norm, tokens_per_seq, mb):
 with open(f"{out}/layers.tsv", "w") as f:
     f.write(header)
     f.write("# one transformer layer, bf16, plain PyTorch (cuBLAS, cuDNN attention, unfused elementwise),"
-            " micro-batch x sequence tokens; fwd: forward only; fwd+bwd: forward and backward\n")
-    f.write("row\thidden\theads\tkv_heads\tffn\tact\tnorm\tseq\tmicro_batch\tpass\tseconds\n")
-    rows = [("mlm24-gpt-1.7b", 2048, 16, 16, 8192, "gelu", "ln", 4096, 1),
-            ("nemo2407-gpt3-5b", 4096, 32, 32, 16384, "gelu", "ln", 2048, 4),
-            ("mlm24-gpt-7.1b", 4096, 32, 32, 16384, "gelu", "ln", 4096, 1),
-            ("llama2-7b", 4096, 32, 32, 11008, "swiglu", "rms", 4096, 1),
-            ("llama3-8b", 4096, 32, 8, 14336, "swiglu", "rms", 8192, 1)]
-    for name, h, heads, kv, ffn, act, norm, seq, mb in rows:
+            " micro-batch x sequence tokens, one TP rank's share (tp); fwd: forward only; fwd+bwd: forward and backward\n")
+    f.write("row\thidden\theads\tkv_heads\tffn\tact\tnorm\tseq\tmicro_batch\ttp\tpass\tseconds\n")
+    rows = [("mlm24-gpt-1.7b", 2048, 16, 16, 8192, "gelu", "ln", 4096, 1, 1),
+            ("nemo2407-gpt3-5b", 4096, 32, 32, 16384, "gelu", "ln", 2048, 4, 1),
+            ("mlm24-gpt-7.1b", 4096, 32, 32, 16384, "gelu", "ln", 4096, 1, 1),
+            ("llama2-7b", 4096, 32, 32, 11008, "swiglu", "rms", 4096, 1, 1),
+            ("llama3-8b", 4096, 32, 8, 14336, "swiglu", "rms", 8192, 1, 1),
+            ("mlm24-gpt-7.1b-tp2", 4096, 32, 32, 16384, "gelu", "ln", 4096, 1, 2),
+            ("mlm24-gpt-32b-tp8", 7168, 56, 56, 28672, "gelu", "ln", 4096, 1, 8),
+            ("mlm24-gpt-70b-tp8", 8192, 64, 64, 32768, "gelu", "ln", 4096, 1, 8),
+            ("llama2-70b-tp8", 8192, 64, 8, 28672, "swiglu", "rms", 4096, 1, 8),
+            ("gpt3-175b-tp4", 12288, 96, 96, 49152, "gelu", "ln", 2048, 1, 4)]
+    for name, h, heads, kv, ffn, act, norm, seq, mb, tp in rows:
         try:
-            fwd = layer_fn(h, heads, kv, ffn, act, norm, seq, mb)
+            fwd = layer_fn(h, heads, kv, ffn, act, norm, seq, mb, tp)
             x = torch.randn(mb, seq, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
             grad = torch.randn(mb, seq, h, device=dev, dtype=torch.bfloat16)
             with torch.no_grad():
                 sec = timeit(lambda: fwd(x))
-            f.write(f"{name}\t{h}\t{heads}\t{kv}\t{ffn}\t{act}\t{norm}\t{seq}\t{mb}\tfwd\t{sec:.6e}\n")
+            f.write(f"{name}\t{h}\t{heads}\t{kv}\t{ffn}\t{act}\t{norm}\t{seq}\t{mb}\t{tp}\tfwd\t{sec:.6e}\n")
             sec = timeit(lambda: fwd(x).backward(grad))
-            f.write(f"{name}\t{h}\t{heads}\t{kv}\t{ffn}\t{act}\t{norm}\t{seq}\t{mb}\tfwd+bwd\t{sec:.6e}\n")
+            f.write(f"{name}\t{h}\t{heads}\t{kv}\t{ffn}\t{act}\t{norm}\t{seq}\t{mb}\t{tp}\tfwd+bwd\t{sec:.6e}\n")
             f.flush()
             del x, grad, fwd
         except Exception as ex:

@@ -58,6 +58,8 @@ LlmSpec one_h100(const std::map<std::string, std::string>& row) {
   spec.micro_batch = std::stoi(row.at("micro_batch"));
   spec.global_batch = spec.micro_batch;
   spec.gpu = find_gpu("H100", "test");
+  // One TP rank's share, with the norms on every token as measured (no sequence parallelism).
+  if (const auto tp = row.find("tp"); tp != row.end()) spec.parallel.tp = std::stoi(tp->second);
   return spec;
 }
 
@@ -78,8 +80,8 @@ TEST_CASE("llm compute: a layer's modelled time is near a whole layer measured o
                        << (row.at("pass") == "fwd" ? forward : both) << " s, measured " << measured
                        << " s");
     // The measured layer has no biases and unfused elementwise kernels; Megatron-Core's layers
-    // have biases (GPT) and fused ones. Measured on these shapes: the model is 2-12% over the
-    // GELU layers and 1-7% under the SwiGLU ones. Hold it within 15% either way.
+    // have biases (GPT) and fused ones. Measured on these shapes: the model's forward passes are
+    // 1-13% over, forward + backward 4% under to 9% over. Hold it within 15% either way.
     const double modelled = row.at("pass") == "fwd" ? forward : both;
     WARN(row.at("row") << " " << row.at("pass") << ": modelled / measured " << modelled / measured);
     CHECK(modelled == Approx(measured).epsilon(0.15));
