@@ -93,6 +93,12 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
     throw InputError(par + "/pp", "pp x vpp = " + std::to_string(p.pp * p.vpp) +
                                       " does not divide the " + std::to_string(m.layers) +
                                       " layers; every stage needs the same number of layers");
+  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel))
+    throw InputError(par + "/tp_comm_overlap",
+                     "TP communication overlap hides the all-gathers and reduce-scatters of "
+                     "sequence parallelism (Megatron asserts --sequence-parallel with "
+                     "--tp-comm-overlap); set \"tp\" > 1 and \"sequence_parallel\": true, or "
+                     "leave it out");
   if (p.sequence_parallel && m.seq_len % p.tp != 0)
     throw InputError(par + "/sequence_parallel",
                      "sequence parallelism splits the " + std::to_string(m.seq_len) +
