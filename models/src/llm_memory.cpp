@@ -117,8 +117,11 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                                         "Megatron-LM)");
     require_divides(par, "ep", p.ep, m.moe->experts, "experts");
   }
-  // The plan holds each stage's work in order: about 12 entries per layer and micro-batch.
-  const double entries = 12.0 *
+  // The plan holds each stage's work in order: about 12 entries per layer and micro-batch, and
+  // with TP communication overlap 8 tp + 32 more (the GEMM chunks, launches and waits of the
+  // layer's four overlapped blocks: llm_plan.cpp, tp_block).
+  const double per_layer = 12.0 + (p.tp_comm_overlap ? 8.0 * p.tp + 32 : 0);
+  const double entries = per_layer *
                          (static_cast<double>(spec.global_batch) / (spec.micro_batch * p.dp)) *
                          (static_cast<double>(m.layers) / p.pp);
   if (entries > kMaxLlmStageEntries)
