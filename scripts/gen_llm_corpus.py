@@ -45,6 +45,19 @@ class TableError(Exception):
 # (the corpus header names where each says so).
 OVERLAPPED_PARAM_GATHER = {"megatron-h100-2024", "nemo-24.07-h100"}
 
+# Rows whose runs overlap the TP collectives with the GEMMs (--tp-comm-overlap, NeMo's
+# ub_tp_comm_overlap): per source, the rows that state it (None: every row); the corpus header
+# names where each says so. Set only where the row has tp > 1 and sequence parallelism.
+TP_COMM_OVERLAP = {"megatron-h100-2024": None, "nemo-24.07-h100": {"nemo2407-gpt3-20b-64xh100"}}
+
+
+def tp_comm_overlap(row):
+    """Whether the row's source states that its run overlapped TP communication."""
+    if row["source"] not in TP_COMM_OVERLAP or row["tp"] < 2 or row["sp"] != "true":
+        return False
+    names = TP_COMM_OVERLAP[row["source"]]
+    return names is None or row["name"] in names
+
 
 def read_rows(path=TABLE):
     """The rows of corpus.tsv as dicts ('#' lines are comments), checked for form."""
@@ -140,6 +153,8 @@ def scenario(row):
     parallel["sequence_parallel"] = row["sp"] == "true"
     if row["source"] in OVERLAPPED_PARAM_GATHER and row["zero"] in (1, 2):
         parallel["overlap_param_gather"] = True
+    if tp_comm_overlap(row):
+        parallel["tp_comm_overlap"] = True
     workload = {"type": "llm_training", "model": model, "parallel": parallel,
                 "global_batch": row["global_batch"], "micro_batch": row["micro_batch"],
                 "precision": row["precision"], "recompute": row["recompute"]}

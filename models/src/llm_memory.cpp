@@ -99,6 +99,12 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
     throw InputError(par + "/pp", "pp x vpp = " + std::to_string(p.pp * p.vpp) +
                                       " does not divide the " + std::to_string(m.layers) +
                                       " layers; every stage needs the same number of layers");
+  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel))
+    throw InputError(par + "/tp_comm_overlap",
+                     "TP communication overlap hides the all-gathers and reduce-scatters of "
+                     "sequence parallelism (Megatron asserts --sequence-parallel with "
+                     "--tp-comm-overlap); set \"tp\" > 1 and \"sequence_parallel\": true, or "
+                     "leave it out");
   if (p.sequence_parallel && m.seq_len % p.tp != 0)
     throw InputError(par + "/sequence_parallel",
                      "sequence parallelism splits the " + std::to_string(m.seq_len) +
@@ -117,8 +123,11 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                                         "Megatron-LM)");
     require_divides(par, "ep", p.ep, m.moe->experts, "experts");
   }
-  // The plan holds each stage's work in order: about 12 entries per layer and micro-batch.
-  const double entries = 12.0 *
+  // The plan holds each stage's work in order: about 12 entries per layer and micro-batch, and
+  // with TP communication overlap 8 tp + 32 more (the GEMM chunks, launches and waits of the
+  // layer's four overlapped blocks: llm_plan.cpp, tp_block).
+  const double per_layer = 12.0 + (p.tp_comm_overlap ? 8.0 * p.tp + 32 : 0);
+  const double entries = per_layer *
                          (static_cast<double>(spec.global_batch) / (spec.micro_batch * p.dp)) *
                          (static_cast<double>(m.layers) / p.pp);
   if (entries > kMaxLlmStageEntries)

@@ -82,6 +82,7 @@ LlmIteration summarize_llm(const LlmPlan& plan, const LlmRecorder& recorder) {
         ++k;
         break;
       case LlmOpKind::tp:
+      case LlmOpKind::tp_wait:
         t.tp += gap();
         break;
       case LlmOpKind::ep:
@@ -113,11 +114,12 @@ LlmIteration summarize_llm(const LlmPlan& plan, const LlmRecorder& recorder) {
         t.pp += gap();
         break;
       case LlmOpKind::pp_send:
-        break;
       case LlmOpKind::dp:
+      case LlmOpKind::tp_launch:
         break;
       }
-      if (op.kind == LlmOpKind::tp || op.kind == LlmOpKind::ep || op.kind == LlmOpKind::dp) {
+      if (op.kind == LlmOpKind::tp || op.kind == LlmOpKind::ep || op.kind == LlmOpKind::dp ||
+          op.kind == LlmOpKind::tp_launch) {
         const LlmCollective& coll = plan.collectives[static_cast<std::size_t>(op.collective)];
         collectives += 1.0 / coll.call.ranks;
       }

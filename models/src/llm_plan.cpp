@@ -33,6 +33,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/llm.hpp"
 #include "llm_compute.hpp"
+#include "llm_tp_overlap.hpp"
 
 #include <algorithm>
 #include <array>
@@ -82,6 +83,7 @@ public:
         tp_reduce_ = collective(LlmGroup::tp, coll::Op::all_reduce, activation_bytes_);
       }
     }
+    if (p.tp_comm_overlap && sp_) plan_overlap();
     if (m.moe && p.ep > 1) {
       const double tokens = static_cast<double>(m.seq_len) * spec.micro_batch / (sp_ ? p.tp : 1);
       const double bytes =
@@ -134,16 +136,50 @@ private:
     }
   }
 
+  // TP communication overlap (llm_tp_overlap.hpp): the collectives userbuffers run instead of
+  // NCCL's (no NCCL call: no per-call cost, the Simple protocol's full payload), as the "ring"
+  // generator's steps over NVLink: the all-gather as a ring exchange of p2p steps (the copy
+  // engines' puts), the forward reduce-scatter in chunks and the backward one whole; and the GEMMs
+  // they overlap. Userbuffers' reduce-scatter on Hopper reduces through NVLink SHARP (multicast
+  // loads), which this does not model: it reduces on the GPUs, as on GPUs without multicast.
+  void plan_overlap() {
+    const LlmParallel& p = spec_.parallel;
+    // Userbuffers reach the TP group's memory over NVLink (TransformerEngine examples/pytorch/
+    // comm_gemm_overlap/README.md: "Tensor-parallel GPUs must be on a single node").
+    for (int r = 0; r < p.gpus(); ++r) {
+      const int first = llm_rank(p, {0, llm_coords(p, r).dp, llm_coords(p, r).pp});
+      if (spec_.node_of_gpu[std::size_t(r)] != spec_.node_of_gpu[std::size_t(first)])
+        throw InputError("/workload/parallel/tp_comm_overlap",
+                         "Transformer Engine's userbuffers overlap needs each TP group inside one "
+                         "node, and tp " +
+                             std::to_string(p.tp) +
+                             " spans nodes; use a tp that divides the GPUs per node, or set "
+                             "\"tp_comm_overlap\": false");
+    }
+    overlap_ = true;
+    tp_exchange_ = collective(LlmGroup::tp, coll::Op::all_gather, activation_bytes_,
+                              coll::DataType::fp16, true);
+    tp_scatter_chunk_ =
+        collective(LlmGroup::tp, coll::Op::reduce_scatter,
+                   activation_bytes_ / kTpOverlapPipelineSplits, coll::DataType::fp16, true);
+    tp_scatter_bulk_ = collective(LlmGroup::tp, coll::Op::reduce_scatter, activation_bytes_,
+                                  coll::DataType::fp16, true);
+    overlap_gemms_ = llm_tp_overlap_gemms(spec_);
+    sm_margin_ = tp_overlap_sm_margin(spec_.gpu);
+  }
+
   // The index of the collective (op, bytes of `dtype` values) on `group`, planned once.
+  // `userbuffers`: one of TP communication overlap (plan_overlap); its all-gather is a ring
+  // exchange (LlmCollective::exchange).
   int collective(LlmGroup group, coll::Op op, std::uint64_t bytes,
-                 coll::DataType dtype = coll::DataType::fp16) {
+                 coll::DataType dtype = coll::DataType::fp16, bool userbuffers = false) {
     const std::uint64_t e = coll::element_size(dtype);
     bytes = std::max<std::uint64_t>(bytes / e * e, e);
     const int n = group_size(group);
     if (op == coll::Op::reduce_scatter || op == coll::Op::all_gather)
       bytes = std::max<std::uint64_t>(bytes / (e * n), 1) * e * n; // whole elements per rank
     const auto key = std::make_tuple(static_cast<int>(group), static_cast<int>(op),
-                                     static_cast<int>(dtype), bytes);
+                                     static_cast<int>(dtype), bytes, userbuffers);
     if (auto it = index_.find(key); it != index_.end()) return it->second;
     LlmCollective c;
     c.group = group;
@@ -152,6 +188,8 @@ private:
     c.call.bytes = bytes;
     c.call.dtype = dtype; // bf16 values move and reduce like fp16
     c.call.algorithm = op == coll::Op::all_to_all ? "pairwise" : spec_.algorithm;
+    c.exchange = userbuffers && op == coll::Op::all_gather;
+    if (userbuffers) c.call.algorithm = "ring";
     const std::vector<int> members = plan_.group_members(group, 0);
     for (int r : members)
       c.call.node_of_rank.push_back(spec_.node_of_gpu[static_cast<std::size_t>(r)]);
@@ -233,15 +271,67 @@ private:
   }
 
   // One block with its TP collectives around it: the all-gather before (SP) and the all-reduce
-  // or reduce-scatter after.
-  void tp_block(std::vector<LlmOp>& ops, Picoseconds duration) {
-    blocking(ops, LlmOpKind::tp, tp_gather_);
-    compute(ops, duration);
-    blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+  // or reduce-scatter after. With TP communication overlap and the block's GEMMs (`gemms`; not
+  // for MoE experts, the embedding or the logits), each collective runs beside its GEMM instead.
+  void tp_block(std::vector<LlmOp>& ops, Picoseconds duration,
+                const TpOverlapGemms* gemms = nullptr, bool forward = true) {
+    if (!overlap_ || !gemms) {
+      blocking(ops, LlmOpKind::tp, tp_gather_);
+      compute(ops, duration);
+      blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
+      return;
+    }
+    // The block's time holds the GEMMs; the rest (attention, norms, activations, the other
+    // GEMMs) runs between them.
+    const Picoseconds gathered =
+        std::min(forward ? gemms->gather_forward : gemms->gather_backward, duration);
+    const Picoseconds scattered =
+        std::min(forward ? gemms->scatter_forward : gemms->scatter_backward, duration - gathered);
+    ring_exchange(ops, gathered);
+    compute(ops, duration - gathered - scattered);
+    const auto slowed = static_cast<Picoseconds>(static_cast<double>(scattered) * sm_margin_);
+    if (forward) { // pipelined: a reduce-scatter per GEMM chunk, as each chunk is done
+      for (int k = 0; k < kTpOverlapPipelineSplits; ++k) {
+        compute(ops, share(slowed, k, kTpOverlapPipelineSplits));
+        launch(ops, tp_scatter_chunk_);
+      }
+    } else { // bulk: the input gradient's reduce-scatter beside the weight-gradient GEMM
+      launch(ops, tp_scatter_bulk_);
+      compute(ops, slowed);
+    }
+    wait(ops, -1);
+  }
+  // The all-gather as a ring exchange feeding `gemm` chunk by chunk: the local chunk first, then
+  // each one as it arrives (its receive), tp chunks in all; then the exchange's end.
+  void ring_exchange(std::vector<LlmOp>& ops, Picoseconds gemm) {
+    const int chunks = spec_.parallel.tp;
+    launch(ops, tp_exchange_);
+    for (int k = 0; k < chunks; ++k) {
+      if (k > 0) wait(ops, k - 1);
+      compute(ops, share(gemm, k, chunks));
+    }
+    wait(ops, -1);
+  }
+  // Chunk k of n of `total`, the chunks summing to it exactly.
+  static Picoseconds share(Picoseconds total, int k, int n) {
+    return total * (k + 1) / n - total * k / n;
+  }
+  void launch(std::vector<LlmOp>& ops, int collective_index) {
+    LlmOp op;
+    op.kind = LlmOpKind::tp_launch;
+    op.collective = collective_index;
+    ops.push_back(op);
+  }
+  void wait(std::vector<LlmOp>& ops, int part) {
+    LlmOp op;
+    op.kind = LlmOpKind::tp_wait;
+    op.part = part;
+    ops.push_back(op);
   }
   void ffn_forward(std::vector<LlmOp>& ops, int layer) {
     const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
-    if (!spec_.shape.is_moe_layer(layer)) return tp_block(ops, t.ffn_forward);
+    if (!spec_.shape.is_moe_layer(layer))
+      return tp_block(ops, t.ffn_forward, &overlap_gemms_.ffn, true);
     blocking(ops, LlmOpKind::tp, tp_gather_);
     compute(ops, t.router_forward);
     blocking(ops, LlmOpKind::ep, ep_all_to_all_);
@@ -251,7 +341,8 @@ private:
   }
   void ffn_backward(std::vector<LlmOp>& ops, int layer) {
     const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
-    if (!spec_.shape.is_moe_layer(layer)) return tp_block(ops, t.ffn_backward);
+    if (!spec_.shape.is_moe_layer(layer))
+      return tp_block(ops, t.ffn_backward, &overlap_gemms_.ffn, false);
     blocking(ops, LlmOpKind::tp, tp_gather_);
     blocking(ops, LlmOpKind::ep, ep_all_to_all_);
     compute(ops, t.ffn_backward);
@@ -260,7 +351,8 @@ private:
     blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
   }
   void layer_forward(std::vector<LlmOp>& ops, int layer) {
-    tp_block(ops, times_[static_cast<std::size_t>(layer)].attention_forward);
+    tp_block(ops, times_[static_cast<std::size_t>(layer)].attention_forward,
+             &overlap_gemms_.attention, true);
     ffn_forward(ops, layer);
   }
 
@@ -443,7 +535,7 @@ private:
         ffn_backward(ops, l);
         const Picoseconds recomputed =
             spec_.recompute == Recompute::selective ? bt.scores_forward : 0;
-        tp_block(ops, bt.attention_backward + recomputed);
+        tp_block(ops, bt.attention_backward + recomputed, &overlap_gemms_.attention, false);
         if (reduce) {
           const auto [dense, experts] = layer_parameters(l);
           bucket_dense += dense;
@@ -513,21 +605,34 @@ private:
             coll::StepStream stream = algorithm->program(c.call, r, lane);
             for (coll::Step step; stream.next(step);) ++generated;
           }
+          if (c.exchange && lane == 0) { // where its receives are, for the GEMM chunks' waits
+            std::uint32_t at = launch > 0 ? 1 : 0;
+            coll::StepStream stream = algorithm->program(c.call, r, lane);
+            for (coll::Step step; stream.next(step); ++at)
+              if (step.is_receive()) c.receives.push_back(at);
+          }
           const bool chained = lane + 1 < c.lanes;
           c.steps.push_back((lane > 0 ? 1 : 0) + (launch > 0 ? 1 : 0) + generated +
                             (generated == 0 && chained ? 1 : 0) + 1);
         }
+      if (c.exchange && c.receives.size() != std::size_t(c.call.ranks) * (c.call.ranks - 1))
+        throw std::logic_error("plan_llm: a TP ring exchange without one receive per step");
     }
   }
 
   const LlmSpec& spec_;
   LlmPlanOptions options_;
   LlmPlan plan_;
-  std::map<std::tuple<int, int, int, std::uint64_t>, int> index_;
+  std::map<std::tuple<int, int, int, std::uint64_t, bool>, int> index_;
   std::vector<BlockTimes> times_;
   std::uint64_t activation_bytes_ = 0, pipeline_bytes_ = 0;
   bool sp_ = false;
   int tp_reduce_ = -1, tp_gather_ = -1, tp_scatter_ = -1, ep_all_to_all_ = -1;
+  // TP communication overlap (plan_overlap).
+  bool overlap_ = false;
+  int tp_exchange_ = -1, tp_scatter_chunk_ = -1, tp_scatter_bulk_ = -1;
+  TpOverlapTimes overlap_gemms_;
+  double sm_margin_ = 1.0;
   int dp_launches_ = 0;
 };
 

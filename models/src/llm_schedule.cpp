@@ -44,6 +44,7 @@ void wait_for(Step& step, int channel, std::uint32_t index) {
 int channel_of(LlmOpKind kind) {
   switch (kind) {
   case LlmOpKind::tp:
+  case LlmOpKind::tp_launch:
     return kLlmTpChannel;
   case LlmOpKind::ep:
     return kLlmEpChannel;
@@ -105,10 +106,13 @@ struct Position {
   }
 };
 
-// What the walk knows: its position, and where each DP launch's join is.
+// What the walk knows: its position, where each DP launch's join is, and where the last TP
+// launch (TP communication overlap) began on the TP channel and which collective it was.
 struct Walk {
   Position at;
   std::vector<std::uint32_t> dp_joins;
+  std::uint32_t tp_first = 0;
+  int tp_collective = -1;
   std::uint32_t last(int channel) const { return at.last(channel); }
 };
 
@@ -157,6 +161,14 @@ Position advance(const LlmPlan& plan, const Lanes& lanes, const Place& place, co
   case LlmOpKind::tp:
   case LlmOpKind::ep:
     advance_lanes(plan, lanes, place, op, walk.at);
+    ++next[kLlmComputeChannel];
+    break;
+  case LlmOpKind::tp_launch:
+    walk.tp_first = next[kLlmTpChannel];
+    walk.tp_collective = op.collective;
+    advance_lanes(plan, lanes, place, op, walk.at);
+    break;
+  case LlmOpKind::tp_wait:
     ++next[kLlmComputeChannel];
     break;
   case LlmOpKind::pp_recv:
@@ -211,6 +223,18 @@ StepStream compute_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int
       wait_for(step, kLlmDpChannel, walk.dp_joins[static_cast<std::size_t>(op.collective)]);
       co_yield step;
       break;
+    case LlmOpKind::tp_wait: { // a receive of the last TP launch, or its join (the last step)
+      std::uint32_t index = walk.last(kLlmTpChannel);
+      if (op.part >= 0) {
+        const LlmCollective& c = plan->collectives[static_cast<std::size_t>(walk.tp_collective)];
+        const auto local = static_cast<std::size_t>(place.local[std::size_t(c.group)]);
+        index = walk.tp_first +
+                c.receives[local * std::size_t(c.call.ranks - 1) + std::size_t(op.part)];
+      }
+      wait_for(step, kLlmTpChannel, index);
+      co_yield step;
+      break;
+    }
     case LlmOpKind::optimizer: {
       wait_for(step, kLlmDpChannel, walk.last(kLlmDpChannel));
       co_yield step;
@@ -222,6 +246,7 @@ StepStream compute_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int
     }
     case LlmOpKind::pp_send:
     case LlmOpKind::dp:
+    case LlmOpKind::tp_launch:
       break;
     }
   }

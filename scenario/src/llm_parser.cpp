@@ -133,6 +133,13 @@ models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster
       v->fail("overlaps the all-gathers of ZeRO 1 and 2 (the distributed optimizer's updated "
               "weights); set \"zero\": 1 or 2, or leave it out");
   }
+  if (auto v = p.optional("tp_comm_overlap")) {
+    layout.tp_comm_overlap = v->boolean();
+    if (layout.tp_comm_overlap && (layout.tp < 2 || !layout.sequence_parallel))
+      v->fail("overlaps the TP all-gathers and reduce-scatters of sequence parallelism (Megatron "
+              "asserts --sequence-parallel with --tp-comm-overlap); set \"tp\" > 1 and "
+              "\"sequence_parallel\": true, or leave it out");
+  }
   p.finish();
 
   spec.global_batch = static_cast<int>(workload.required("global_batch").integer(1, 1 << 24));

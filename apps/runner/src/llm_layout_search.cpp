@@ -175,6 +175,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const Scenario& scenario,
             spec.parallel.dp = dp;
             spec.parallel.ep = ep;
             spec.parallel.sequence_parallel = tp > 1; // Korthikanti et al. 2022: always with TP
+            spec.parallel.tp_comm_overlap = base.parallel.tp_comm_overlap && tp > 1;
             spec.micro_batch = mb;
             try {
               models::validate_llm(spec, gpus, "/workload");

@@ -24,6 +24,7 @@ std::string describe_layout(const models::LlmSpec& spec) {
   if (p.ep > 1) text += ", ep " + std::to_string(p.ep);
   text += ", ZeRO-" + std::to_string(p.zero);
   if (p.sequence_parallel) text += ", sequence parallel";
+  if (p.tp_comm_overlap) text += ", TP communication overlap";
   if (p.vpp > 1)
     return text + ", interleaved 1F1B (" + std::to_string(p.vpp) + " chunks per stage)";
   return text + ", 1F1B";

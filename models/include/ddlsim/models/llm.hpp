@@ -96,6 +96,11 @@ struct LlmParallel {
   // bucket's before its first layer (Megatron's --overlap-param-gather, NeMo's
   // overlap_param_sync), instead of after the optimizer step.
   bool overlap_param_gather = false;
+  // TP communication overlap (Megatron's --tp-comm-overlap, NeMo's ub_tp_comm_overlap: Transformer
+  // Engine's userbuffers): each TP all-gather and reduce-scatter of a layer's attention and dense
+  // FFN blocks runs beside the GEMM it feeds or follows, split into chunks (llm_plan.cpp).
+  // Needs tp > 1, sequence parallelism and a TP group inside one node.
+  bool tp_comm_overlap = false;
   int gpus() const { return tp * pp * dp; }
 };
 
@@ -174,22 +179,26 @@ void check_llm_memory(const LlmSpec& spec, const std::string& where);
 
 // What a step of a stage's work is.
 enum class LlmOpKind : std::uint8_t {
-  compute,  // a compute step on the GPU
-  tp,       // a TP collective the next compute waits for
-  ep,       // an EP all-to-all the next compute waits for
-  pp_recv,  // receive from the previous (forward) or next (backward) stage; compute waits
-  pp_send,  // send to the next (forward) or previous (backward) stage after the last compute
-  dp,       // a DP collective launched after the last compute; the optimizer waits for it
-  dp_wait,  // compute waits for the DP collective `collective` (ZeRO-3 parameter gathers)
-  optimizer // waits for every DP collective and PP send, then runs the optimizer
+  compute,   // a compute step on the GPU
+  tp,        // a TP collective the next compute waits for
+  ep,        // an EP all-to-all the next compute waits for
+  pp_recv,   // receive from the previous (forward) or next (backward) stage; compute waits
+  pp_send,   // send to the next (forward) or previous (backward) stage after the last compute
+  dp,        // a DP collective launched after the last compute; the optimizer waits for it
+  dp_wait,   // compute waits for the DP collective `collective` (ZeRO-3 parameter gathers)
+  tp_launch, // a TP collective launched beside the compute stream (TP communication overlap)
+  tp_wait,   // compute waits for the last tp_launch's collective: its receive number `part`
+             // (LlmCollective::receives), or its end when part < 0
+  optimizer  // waits for every DP collective and PP send, then runs the optimizer
 };
 
 struct LlmOp {
   LlmOpKind kind = LlmOpKind::compute;
   bool forward_dir = true;  // pp: activations forward (true) or gradients backward
   Picoseconds duration = 0; // compute, optimizer
-  int collective = -1;      // tp, ep, dp: index into LlmPlan::collectives; dp_wait: a dp op's
-                            // index among the stage's dp ops
+  int collective = -1;      // tp, ep, dp, tp_launch: index into LlmPlan::collectives;
+                            // dp_wait: a dp op's index among the stage's dp ops
+  int part = -1;            // tp_wait: the receive waited for (-1: the collective's end)
   std::uint64_t bytes = 0;  // pp: message bytes
 };
 
@@ -207,6 +216,11 @@ struct LlmCollective {
   // Steps of local rank r on lane l at steps[r * lanes + l]: the marker that waits for the
   // previous collective (lanes > 0), launch, generator steps, the join.
   std::vector<std::uint32_t> steps;
+  // A ring exchange (TP communication overlap: userbuffers' all-gather, whose chunks the GEMM
+  // consumes as they arrive): per local rank r, the offsets of its receive steps among its steps
+  // on lane 0 (launch included) at receives[r * (ranks - 1) + k]. Empty for other collectives.
+  bool exchange = false;
+  std::vector<std::uint32_t> receives;
 };
 
 struct LlmPlan {
