@@ -147,27 +147,30 @@ TEST_CASE("nvls: nvls_tree on two H100 nodes beats a flat ring and uses every NI
   CHECK(double(tree) <= 2.5 * nic_bound);
 }
 
-TEST_CASE("nvls: nvls_tree pays the network hop latency per pipeline round, not per chunk") {
-  // NCCL's NVLS-Tree stages hand chunks on through NCCL_STEPS = 8 slots, so a chunk's hop across
-  // the nodes overlaps those of the chunks around it (src/device/all_reduce.h, NVLS_TREE). With
-  // a small message the time is all latency: one chunk takes the ring's 2(N-1) network hops
-  // (plus the switch's), and 64 chunks take the 64/8 full blocks plus the pipeline's fill and
-  // drain in rounds of one hop each, far below 64 chunks of 2(N-1) hops one after another.
-  const int nodes = 4, gpus = 2;
-  const topo::Topology topology = cluster(nodes, gpus, true);
+TEST_CASE("nvls: nvls_tree crosses the nodes in a tree, 2·lg N hops, not a ring's 2(N-1)") {
+  // NCCL's NVLS-Tree runs a binary tree of the shard owners across the nodes (src/graph/
+  // connect.cc, ncclGetDtree), and its tuner charges 2·log2(N) network hops (src/graph/
+  // tuning.cc). With a small message and one chunk the time is all latency: a leaf's shard goes
+  // lg N levels up and comes back, so 4 nodes take 4 hops and 8 nodes 6 (a ring: 6 and 14).
   const Picoseconds hop = 20 * kPsPerUs; // NCCL's NET latency for NVLS-Tree/Simple, about 20 us
-  auto with_hop = [hop](coll::CollectiveCall call) {
+  auto one_chunk = [hop](int nodes, int chunks) {
+    const int gpus = 2;
+    coll::CollectiveCall call = call_of("nvls_tree", nodes * gpus, 64 * 1024, chunks, gpus);
     call.protocol.inter_hop_ps = hop;
-    return call;
+    return time_of(cluster(nodes, gpus, true), call);
   };
-  const std::uint64_t bytes = 64 * 1024;
-  const Picoseconds one = time_of(topology, with_hop(call_of("nvls_tree", 8, bytes, 1, gpus)));
-  const Picoseconds many = time_of(topology, with_hop(call_of("nvls_tree", 8, bytes, 64, gpus)));
-  const Picoseconds chain = 2 * (nodes - 1) * hop;
-  CHECK(one >= chain);
-  CHECK(one < chain + 4 * hop);
-  CHECK(many > one);
-  // stage_blocks(64) has 13 blocks; 2N = 8 stages: 20 rounds at most.
-  CHECK(many < 20 * hop + 4 * hop);
-  CHECK(many < 64 * chain / 8);
+  const Picoseconds four = one_chunk(4, 1), eight = one_chunk(8, 1);
+  CHECK(four >= 4 * hop);
+  CHECK(four < 5 * hop);
+  CHECK(eight >= 6 * hop);
+  CHECK(eight < 7 * hop);
+  // Doubling the nodes adds one level: two hops, not the ring's 2N.
+  CHECK(eight - four >= 2 * hop - hop / 4);
+  CHECK(eight - four <= 2 * hop + hop / 4);
+  // 64 chunks go in blocks of up to NCCL_STEPS = 8 (13 blocks), each crossing a hop together:
+  // far below 64 chunks one round trip each, and below one round trip per block.
+  const Picoseconds many = one_chunk(4, 64);
+  CHECK(many > four);
+  CHECK(many < 13 * 4 * hop);
+  CHECK(many < 64 * four / 8);
 }

@@ -1,42 +1,210 @@
 // all_reduce "nvls_tree": NCCL's NVLS-Tree across nodes (NCCL 2.30.7 src/device/all_reduce.h,
-// RunWorkColl<ncclFuncAllReduce, ..., NCCL_ALGO_NVLS_TREE, ...>): NVLS inside each node, the
-// shards exchanged across nodes by the GPUs that own them, each over its own NIC.
+// RunWorkColl<ncclFuncAllReduce, ..., NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE>; trees from
+// src/graph/connect.cc, connectNvls, and src/graph/trees.cc, ncclGetDtree): NVLS inside each
+// node, a binary tree across nodes per shard, each shard's tree run by the GPUs that own it over
+// their own NICs.
 //
 // Nodes come from node_of_rank (N nodes of L consecutive ranks, all the same size; empty = one
-// rank per node). Per chunk: the node's switch reduces shard l (1/L of the chunk) to local rank
-// l (switch_reduce); the N ranks with local index l ring-all-reduce that shard over their NICs;
-// rank l multicasts the result in its node (switch_multicast). NCCL runs these parts in separate
-// warp groups that hand chunks on through NCCL_STEPS slots; the program runs them as a software
-// pipeline of 2N stages over blocks of up to 8 chunks (nvls.cpp), so the in-node reduce of later
-// chunks runs while earlier ones cross the nodes, and each network hop's latency is paid once
-// per round for a whole block rather than once per chunk.
+// rank per node). Every chunk of the channel's slice is cut into L shards; local rank l owns
+// shard l in every node (NCCL's NVLS head l: nvls.headRank), so the N owners of shard l form the
+// tree of that shard. Channel c runs tree c mod 2 of NCCL's double binary tree over the nodes
+// (connect.cc: "channel->nvls.treeUp = treeUp[c % 2]"): tree 0 is ncclGetBtree, tree 1 its mirror
+// v -> N-1-v (even N) or its shift v -> v+1 (odd N), so a node inner in one tree is a leaf in the
+// other and both trees together load every NIC alike.
 //
-// Across nodes NCCL runs a tree per shard (treeUp/treeDown); this generator runs a ring per
-// shard instead: with every GPU a head on its own NIC both move the shard's bytes the same
-// number of times per NIC for N = 2 (NCCL's own tuner doubles NVLS-Tree's inter-node bandwidth
-// for N <= 2, src/graph/tuning.cc), the ring is bandwidth-optimal for any N (2m(N-1)/N per NIC
-// for a shard of m bytes, against up to 2m through a tree's inner nodes), and it reuses the
-// proven ring phases; its latency is 2(N-1) inter-node steps against the tree's 2·log2(N), so
-// small messages on many nodes come out slower than NCCL's. Per GPU, with n bytes, intra rate
-// B_i, NIC rate B_o, pipelined: about max((n + n/L)/B_i, 2(n/L)(N-1)/N / B_o) plus the fill.
-// avg: each rank scales the part of its shard it finished in the ring. L = 1 has no switch
-// steps; N = 1 is nvls.
+// Per chunk j, as NCCL's warp groups do (scatter/reduce/bcast/gather, handing chunks on through
+// NCCL_STEPS slots): the node's switch reduces shard l to its owner (switch_reduce; NCCL's
+// "scatter" through nvls->up and its reduce warps' receive from nvls->down, treeDown[0]); the owner
+// receive-reduces the partial sums of its child nodes' owners (treeDown[1..2]; the first into the
+// output as it arrives, the second into a scratch slot, added locally) and sends the sum to its
+// parent's owner (treeUp), or at the root has the final shard; the owner then receives the final
+// shard from its parent, sends it to its children and multicasts it in its node
+// (switch_multicast; NCCL's bcast warps and "gather"). The up and down streams run at once, in
+// blocks of up to NCCL_STEPS = 8 chunks (a connection's slots); the broadcast of block b is
+// issued `lag` blocks after its reduce (tree.hpp's lag: the levels to the root and back), so
+// in-order issue does not hold the upward stream behind a broadcast. L = 1 has no switch
+// steps (the shard is the chunk, copied to the output); N = 1 is a one-node NVLS program.
+//
+// Cost. A chunk climbs ⌈lg N⌉ tree levels and comes back: 2·⌈lg N⌉ inter-node hops, the count
+// NCCL's tuner charges (src/graph/tuning.cc: intraLat + 2·log2i(nNodes)·interLat for
+// NVLS_TREE), against 2(N-1) for a ring across the owners. Bytes per shard of m bytes: a leaf
+// owner sends m up and receives m; an inner owner receives 2m from its children, sends m up,
+// receives m and sends 2m down. Over both trees (C even) each NIC carries about 2m each way per
+// pair of channels; with n bytes, intra rate B_i, NIC rate B_o, pipelined over K chunks:
+//   T ≈ (n + n/L)/B_i + 2(n/L)/B_o + 2(⌈lg N⌉ + ⌈K/8⌉)·α_inter  (N > 2; for N = 2 (n/L)/B_o,
+// the one exchange each way NCCL's tuner doubles NVLS-Tree's inter-node rate for).
+// avg: the root owner scales its shard by 1/p before sending it down.
 #include "nvls.hpp"
 #include "phases.hpp"
 #include "registry.hpp"
+#include "tree.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
 
 namespace ddlsim::coll::gen {
 namespace {
+
+// The links of `rank` in the tree of its shard on `channel` (nodes of L ranks, N nodes).
+TreeLinks nvls_tree_links(int rank, int channel, int L, int N) {
+  const int node = rank / L, local = rank % L;
+  const int tree = channel % 2;
+  const bool mirror = N % 2 == 0;
+  const int v = tree == 0 ? node : mirror ? N - 1 - node : (node + N - 1) % N;
+  auto owner_of = [&](int u) { // the owner of this shard in the node at tree vertex u, or -1
+    if (u < 0) return -1;
+    const int m = tree == 0 ? u : mirror ? N - 1 - u : (u + 1) % N;
+    return m * L + local;
+  };
+  const Btree t = btree(N, v);
+  TreeLinks links;
+  links.up = owner_of(t.parent);
+  links.down[0] = owner_of(t.child0);
+  links.down[1] = owner_of(t.child1);
+  links.lag = tree_height(N, 0) + tree_depth(N, v) - tree_height(N, v);
+  return links;
+}
+
+// Chunks a connection has in flight: NCCL_STEPS, the slots of one connection
+// (src/include/device.h, NCCL 2.30.7). NCCL's NVLS-Tree runs its reduce-and-send-up and
+// receive-and-broadcast parts in separate warp groups (src/device/all_reduce.h), each handing
+// chunks on through such slots, so the upward stream never waits for the downward one and up to
+// NCCL_STEPS chunks cross each hop at once. A program issues in order, so the chunks go in
+// blocks of up to this many: a block's chunks cross a hop together and the tree's lag counts
+// blocks, so a hop's latency is paid once per block, not once per chunk.
+constexpr int kSlots = 8;
+
+// The first chunk of each block, then the chunk count. Blocks grow 1, 2, 4, ... up to kSlots from
+// the front and shrink likewise towards the back, so that the pipeline fills and drains chunk
+// by chunk while the full blocks in the middle keep kSlots chunks in flight.
+std::vector<int> slot_blocks(int chunks) {
+  std::vector<int> front, back;
+  int left = chunks;
+  for (int size = 1; left > 0; size = std::min(2 * size, kSlots)) {
+    front.push_back(std::min(size, left));
+    left -= front.back();
+    if (left == 0) break;
+    back.push_back(std::min(size, left));
+    left -= back.back();
+  }
+  std::vector<int> starts{0};
+  for (int size : front) starts.push_back(starts.back() + size);
+  for (auto it = back.rbegin(); it != back.rend(); ++it) starts.push_back(starts.back() + *it);
+  return starts;
+}
+
+// The program of one rank: the shard tree of `links` over the node's switch (see the top), the
+// chunks in slot_blocks; links.lag counts blocks.
+StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
+  Program prog(s.channel);
+  const int local = s.rank % L, first = s.rank - local;
+  const ElementRange slice = s.channel_share(s.all());
+  const auto chunks = std::uint64_t(s.chunks), shards = std::uint64_t(L);
+  const Place in{Buffer::input, 0, s.e}, out{Buffer::output, 0, s.e};
+  auto shard = [&](int j, int i) {
+    return sub(sub(slice, chunks, std::uint64_t(j)), shards, std::uint64_t(i));
+  };
+  auto slot = [&s](int k, ElementRange range) {
+    return Place{Buffer::scratch, std::uint64_t(k) * s.n * s.e, s.e}.at(range);
+  };
+  const int parent = links.up, lag = links.lag;
+  const std::array<int, 3> kids = links.down;
+  const bool root = parent < 0;
+  const std::vector<int> starts = slot_blocks(s.chunks);
+  const int blocks = int(starts.size()) - 1;
+  // Per chunk: the switch reduce of this rank's shard, and the step after which the shard holds
+  // the sum below it (its send up, or at the root the finished shard); then its receive from
+  // the parent.
+  std::vector<std::uint32_t> own(std::size_t(s.chunks), kNoStep),
+      reduced(std::size_t(s.chunks), kNoStep);
+  Step step;
+  for (int i = 0; i < blocks + lag; ++i) {
+    if (i < blocks) { // reduce block i toward the root
+      const int begin = starts[std::size_t(i)], end = starts[std::size_t(i) + 1];
+      for (int j = begin; j < end; ++j)
+        for (int k = 0; k < L; ++k) {
+          const ElementRange r = shard(j, k);
+          if (r.size() == 0) continue; // every rank skips it alike
+          if (L == 1)
+            step = copy_step(in.at(r), out.at(r));
+          else
+            step =
+                switch_reduce_step(first + k, in.at(r), k == local ? out.at(r) : BufferRange{}, L);
+          co_yield prog.emit(std::move(step));
+          if (k == local) own[std::size_t(j)] = prog.last();
+        }
+      for (int j = begin; j < end; ++j) {
+        const ElementRange r = shard(j, local);
+        if (r.size() == 0) continue;
+        const BufferRange acc = out.at(r);
+        std::uint32_t last = own[std::size_t(j)];
+        std::array<std::uint32_t, 3> got{kNoStep, kNoStep, kNoStep};
+        int received = 0;
+        for (int child : kids) {
+          if (child < 0) continue;
+          if (received == 0)
+            co_yield prog.emit(recv_reduce_step(child, acc, acc), last);
+          else
+            co_yield prog.emit(recv_step(child, slot(received - 1, r)));
+          got[std::size_t(received++)] = prog.last();
+        }
+        if (received > 0) last = got[0];
+        for (int k = 1; k < received; ++k) {
+          co_yield prog.emit(reduce_step(slot(k - 1, r), acc), last, got[std::size_t(k)]);
+          last = prog.last();
+        }
+        if (root && s.avg()) {
+          co_yield prog.emit(scale_step(acc, 1.0 / s.p), last);
+          last = prog.last();
+        }
+        if (!root) {
+          co_yield prog.emit(send_step(parent, acc), last);
+          last = prog.last();
+        }
+        reduced[std::size_t(j)] = last;
+      }
+    }
+    if (i < lag) continue;
+    // Broadcast block i - lag down and multicast it in the node: the receives first (each
+    // overwrites what its send up read), then per chunk the sends and the multicasts.
+    const int begin = starts[std::size_t(i - lag)], end = starts[std::size_t(i - lag) + 1];
+    if (!root)
+      for (int j = begin; j < end; ++j) {
+        const ElementRange r = shard(j, local);
+        if (r.size() == 0) continue;
+        co_yield prog.emit(recv_step(parent, out.at(r)), reduced[std::size_t(j)]);
+        reduced[std::size_t(j)] = prog.last();
+      }
+    for (int j = begin; j < end; ++j) {
+      const std::uint32_t ready = reduced[std::size_t(j)];
+      const ElementRange r = shard(j, local);
+      if (r.size() != 0)
+        for (int child : kids)
+          if (child >= 0) co_yield prog.emit(send_step(child, out.at(r)), ready);
+      for (int k = 0; k < L && L > 1; ++k) {
+        const ElementRange q = shard(j, k);
+        if (q.size() == 0) continue;
+        if (k != local)
+          step = switch_multicast_step(first + k, {}, out.at(q), q.size() * s.e, L);
+        else
+          step = switch_multicast_step(s.rank, out.at(q), {}, q.size() * s.e, L);
+        co_yield prog.emit(std::move(step), k == local ? ready : kNoStep);
+      }
+    }
+  }
+}
 
 class NvlsTree final : public PhasedGenerator {
 public:
   NvlsTree()
       : PhasedGenerator(
             "nvls_tree", Op::all_reduce,
-            "NVLS in each node (switch reduce-scatter to per-GPU shards), a ring "
-            "per shard across nodes over each GPU's NIC, NVLS multicast back; "
-            "(n + n/L)·β_intra and 2(N-1)α_inter + 2(n/L)(N-1)/N·β_inter per GPU; uses chunks, "
-            "channels (NCCL src/device/all_reduce.h, NVLS_TREE)") {}
+            "NVLS in each node (switch reduce-scatter to per-GPU shards), a binary tree per "
+            "shard across nodes over each GPU's NIC (both trees of NCCL's double binary tree, "
+            "alternating by channel), NVLS multicast back; 2·⌈lg N⌉ inter-node hops, "
+            "(n + n/L)·β_intra + 2(n/L)·β_inter per GPU; uses chunks, channels (NCCL "
+            "src/device/all_reduce.h NVLS_TREE, src/graph/connect.cc)") {}
 
   void check(const CollectiveCall& call) const override {
     check_common(call, true, true);
@@ -46,9 +214,20 @@ public:
       reject("the nodes of node_of_rank differ in size; NVLS-Tree pairs the shard owners of "
              "every node, so each node needs the same number of ranks");
   }
+  // One buffer-sized slot for a second child node (an inner vertex of a tree has two).
+  std::uint64_t scratch_bytes(const CollectiveCall& call, int rank) const override {
+    const int L = uniform_node_size(call), N = call.ranks / L;
+    if (N == 1) return 0;
+    int most = 0;
+    for (int c = 0; c < std::min(2, call.params.channels); ++c)
+      most = std::max(most, nvls_tree_links(rank, c, L, N).children());
+    return std::uint64_t(std::max(0, most - 1)) * call.bytes;
+  }
   StepStream program(const CollectiveCall& call, int rank, int channel) const override {
-    const int L = uniform_node_size(call);
-    return nvls_all_reduce(shape_of(call, rank, channel), L, call.ranks / L);
+    const int L = uniform_node_size(call), N = call.ranks / L;
+    const Shape s = shape_of(call, rank, channel);
+    if (N == 1) return nvls_all_reduce(s, L, 1);
+    return nvls_tree_program(s, L, nvls_tree_links(rank, channel, L, N));
   }
 };
 
