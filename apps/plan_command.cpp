@@ -7,7 +7,9 @@
 #include "ddlsim/planning/plan_report.hpp"
 #include "ddlsim/planning/point_runner.hpp"
 #include "ddlsim/planning/result_cache.hpp"
+#include "ddlsim/runner/llm_layout_search.hpp"
 #include "ddlsim/runner/point_evaluator.hpp"
+#include "ddlsim/scenario/layout_search.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
 #include "number_checks.hpp"
@@ -34,6 +36,10 @@ struct PlanOptions {
   bool no_cache = false;
   std::string csv;
   std::string json;
+  // The large-model layout search (an llm_training scenario).
+  std::size_t top = 15;
+  bool show_unfit = false;
+  std::vector<int> micro_batches;
 };
 
 // "--axis /pointer=v1,v2": each value is JSON when it parses as JSON, else a string.
@@ -125,7 +131,54 @@ std::string build_identity() {
   return std::string(DDLSIM_VERSION) + " build " + text;
 }
 
+// `ddlsim plan` on an llm_training scenario: the layout search (runner/llm_layout_search.hpp).
+void run_layout_search(const PlanOptions& options, const Json& json) {
+  if (!options.axes.empty())
+    throw InputError("--axis", "the large-model layout search sets the layout itself; remove "
+                               "--axis (or plan a training or collective scenario)");
+  if (!options.csv.empty() || !options.json.empty())
+    throw InputError(options.csv.empty() ? "--json" : "--csv",
+                     "the large-model layout search prints a table only; remove the flag");
+  const std::filesystem::path file(options.scenario);
+  const Scenario scenario =
+      load_scenario_for_layout_search(json, file.string(), file.parent_path());
+  runner::LayoutSearchOptions search_options;
+  if (!options.micro_batches.empty()) search_options.micro_batches = options.micro_batches;
+  search_options.threads = options.threads;
+  const bool terminal = isatty(STDERR_FILENO) == 1;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  search_options.progress = [&](std::size_t done, std::size_t total) {
+    if (!terminal) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last < std::chrono::milliseconds(250)) return;
+    last = now;
+    std::fprintf(stderr, "\rplan: %zu/%zu layouts simulated, %.1f s\033[K", done, total,
+                 std::chrono::duration<double>(now - start).count());
+    if (done == total) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  };
+  const runner::LayoutSearch search = runner::search_layouts(scenario, search_options);
+  std::cout << "# " << (scenario.name.empty() ? options.scenario : scenario.name) << "\n";
+  runner::print_layout_search(search, scenario, options.top, options.show_unfit, std::cout);
+  if (search.ranked.empty())
+    throw InputError("plan", "no layout of this model fits in the cluster's GPU memory and "
+                             "runs; add GPUs, lower global_batch or seq_len, or use a GPU with "
+                             "more memory");
+}
+
 void run(const PlanOptions& options) {
+  {
+    const Json json =
+        resolve_includes(parse_json_file(options.scenario, "a scenario"), options.scenario,
+                         std::filesystem::path(options.scenario).parent_path());
+    if (json.is_object() && json.contains("workload") && json["workload"].is_object() &&
+        json["workload"].value("type", "") == "llm_training")
+      return run_layout_search(options, json);
+  }
+  if (options.show_unfit || !options.micro_batches.empty())
+    throw InputError(options.show_unfit ? "--show-unfit" : "--micro-batches",
+                     "only for the layout search of an llm_training scenario; remove the flag");
   const Scenario scenario = load_with_axes(options);
   const plan::Distributed mpi;
   if (plan::Distributed::launched_by_mpi() && !plan::Distributed::built_with_mpi())
@@ -242,6 +295,15 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--no-cache", options->no_cache, "Neither read nor write cached results");
   cmd->add_option("--csv", options->csv, "Write the ranked points as CSV to FILE");
   cmd->add_option("--json", options->json, "Write the plan as JSON to FILE");
+  cmd->add_option("--top", options->top,
+                  "llm_training: rows of the ranked layout table to print (default 15)")
+      ->check(checks::range(std::size_t{1}, std::size_t{100000}));
+  cmd->add_flag("--show-unfit", options->show_unfit,
+                "llm_training: also list the layouts that do not fit in memory, and by how much");
+  cmd->add_option("--micro-batches", options->micro_batches,
+                  "llm_training: micro-batch sizes to try (default 1,2,4)")
+      ->delimiter(',')
+      ->check(checks::range(1, 65536));
   cmd->callback([options] { run(*options); });
 }
 

@@ -35,7 +35,8 @@ void run(const RunOptions& options) {
   for (const std::string& warning : scenario.warnings)
     std::cerr << "ddlsim run: warning: " << warning << "\n";
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
-  if (options.algorithm == "auto" && scenario.workload.type != "collective")
+  if (options.algorithm == "auto" && scenario.workload.type != "collective" &&
+      scenario.workload.type != "iterative")
     throw InputError("--algorithm auto",
                      "auto picks the fastest simulated algorithm per size of a collective "
                      "workload; " +
@@ -45,6 +46,8 @@ void run(const RunOptions& options) {
   if (!options.algorithm.empty()) {
     scenario.workload.collective.algorithm = options.algorithm;
     for (models::JobSpec& job : scenario.workload.training.jobs) job.algorithm = options.algorithm;
+    for (IterativeWorkload::Step& step : scenario.workload.iterative.steps)
+      step.collective.algorithm = options.algorithm;
   }
   const std::string json_path = options.json.empty() ? scenario.output.json_path : options.json;
   const std::string trace_path = options.trace.empty() ? scenario.output.trace_path : options.trace;

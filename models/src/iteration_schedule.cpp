@@ -1,6 +1,7 @@
 #include "ddlsim/models/iteration_schedule.hpp"
 
 #include "ddlsim/collectives/algorithm.hpp"
+#include "schedule_steps.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,25 +18,9 @@ using coll::Step;
 using coll::StepKind;
 using coll::StepStream;
 
-constexpr std::uint32_t kNone = UINT32_MAX;
-
-Step compute_step(Picoseconds duration, int channel) {
-  Step step;
-  step.kind = StepKind::compute;
-  step.channel = static_cast<std::uint16_t>(channel);
-  step.param = static_cast<double>(duration);
-  return step;
-}
-
-void add_dep(Step& step, std::uint32_t dep) {
-  if (dep == kNone) return;
-  for (std::uint8_t d = 0; d < step.dep_count; ++d)
-    if (step.deps[d] == dep) return;
-  if (step.dep_count == coll::kMaxStepDeps)
-    throw std::logic_error("training schedule: a collective's first step already has " +
-                           std::to_string(coll::kMaxStepDeps) + " deps");
-  step.deps[step.dep_count++] = dep;
-}
+using detail::add_dep;
+using detail::compute_step;
+using detail::kNone;
 
 // The collective's place in the rank's buffers.
 struct Offsets {

@@ -18,9 +18,12 @@
 // 3 + 4 f / h (its input, the mask, the activation's input and output; x 1.5 for a gated FFN's
 // two branches; an MoE layer's f is top_k x capacity factor x the expert FFN, plus shared
 // experts), the two norms' inputs 4. The 10 that TP does not split without SP are the norms'
-// inputs, both blocks' inputs and the two dropout masks. With 1F1B, stage i of p holds the
-// activations of min(m, p - i) micro-batches; the last stage also holds the fp32 logits for the
-// loss (4 s b V / t).
+// inputs, both blocks' inputs and the two dropout masks. A stage holds the activations of the
+// forward passes it runs before its first backward pass: with 1F1B those of min(m, p - i)
+// micro-batches through its layers at stage i of p, with interleaving that many chunk passes of
+// its warm-up + 1, each through 1 / vpp of its layers (stage 0: p (1 + (p - 1) / (p v))
+// micro-batches' worth, Korthikanti et al. 2022, section 4.2.3); the last stage also holds the
+// fp32 logits for the loss (4 s b V / t).
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/models/llm.hpp"
@@ -59,6 +62,14 @@ double layer_activations(const LlmSpec& spec, int layer) {
   return sbh * (10 + (total - 10) / t + scores);
 }
 
+// Throws at `par`/`key` when the degree `key` = `degree` does not divide `count` `what`.
+void require_divides(const std::string& par, const std::string& key, int degree, std::int64_t count,
+                     const std::string& what) {
+  if (count % degree == 0) return;
+  throw InputError(par + "/" + key, key + " " + std::to_string(degree) + " does not divide the " +
+                                        std::to_string(count) + " " + what);
+}
+
 } // namespace
 
 void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& where) {
@@ -72,15 +83,9 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                               " GPUs, but the cluster has " + std::to_string(cluster_gpus) +
                               "; make the product equal the cluster's GPUs (or leave \"dp\" out "
                               "to derive it)");
-  if (m.heads % p.tp != 0)
-    throw InputError(par + "/tp", "tp " + std::to_string(p.tp) + " does not divide the " +
-                                      std::to_string(m.heads) +
-                                      " attention heads; use a divisor of the heads");
-  if (m.kv_heads % p.tp != 0)
-    throw InputError(par + "/tp", "tp " + std::to_string(p.tp) + " does not divide the " +
-                                      std::to_string(m.kv_heads) +
-                                      " KV heads (Megatron splits query groups over TP); use a "
-                                      "divisor of kv_heads");
+  require_divides(par, "tp", p.tp, m.heads, "attention heads; use a divisor of the heads");
+  require_divides(par, "tp", p.tp, m.kv_heads,
+                  "KV heads (Megatron splits query groups over TP); use a divisor of kv_heads");
   if (m.ffn % p.tp != 0 || (m.moe && m.moe->expert_ffn % p.tp != 0))
     throw InputError(par + "/tp", "tp " + std::to_string(p.tp) +
                                       " does not divide the FFN size; use a divisor of it");
@@ -88,8 +93,6 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
     throw InputError(par + "/pp", "pp x vpp = " + std::to_string(p.pp * p.vpp) +
                                       " does not divide the " + std::to_string(m.layers) +
                                       " layers; every stage needs the same number of layers");
-  if (p.vpp > 1)
-    throw InputError(par + "/vpp", "interleaved 1F1B (vpp > 1) is not modelled yet; use vpp 1");
   if (p.sequence_parallel && m.seq_len % p.tp != 0)
     throw InputError(par + "/sequence_parallel",
                      "sequence parallelism splits the " + std::to_string(m.seq_len) +
@@ -106,9 +109,7 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                                         std::to_string(p.dp) +
                                         " (experts are spread over data-parallel ranks, as in "
                                         "Megatron-LM)");
-    if (m.moe->experts % p.ep != 0)
-      throw InputError(par + "/ep", "ep " + std::to_string(p.ep) + " does not divide the " +
-                                        std::to_string(m.moe->experts) + " experts");
+    require_divides(par, "ep", p.ep, m.moe->experts, "experts");
   }
   // The plan holds each stage's work in order: about 12 entries per layer and micro-batch.
   const double entries = 12.0 *
@@ -127,17 +128,35 @@ void validate_llm(const LlmSpec& spec, int cluster_gpus, const std::string& wher
                          " sequences is not a multiple of micro_batch x dp = " +
                          std::to_string(spec.micro_batch) + " x " + std::to_string(p.dp) +
                          "; change global_batch or micro_batch");
+  // Megatron-LM's rules for the interleaved schedule: more than 2 pipeline stages
+  // (megatron/core/parallel_state.py) and micro-batches in whole groups of pp
+  // (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving).
+  if (p.vpp > 1 && p.pp <= 2)
+    throw InputError(par + "/vpp", "interleaved 1F1B (vpp " + std::to_string(p.vpp) +
+                                       ") needs pp > 2 (Megatron-LM's rule), found pp " +
+                                       std::to_string(p.pp) + "; use vpp 1 or raise pp");
+  if (p.vpp > 1 && spec.micro_batches() % p.pp != 0)
+    throw InputError(
+        where + "/global_batch",
+        "interleaved 1F1B runs micro-batches in groups of pp = " + std::to_string(p.pp) +
+            ", but global_batch / (micro_batch x dp) = " + std::to_string(spec.micro_batches()) +
+            " is not a multiple of it; change global_batch or micro_batch, or use "
+            "vpp 1");
 }
 
 LlmMemory llm_memory(const LlmSpec& spec) {
   const LlmParallel& p = spec.parallel;
   const LlmShape& m = spec.shape;
-  const int per_stage = m.layers / p.pp;
+  const int per_chunk = m.layers / (p.pp * p.vpp);
   const int m_batches = spec.micro_batches();
   LlmMemory best;
   for (int stage = 0; stage < p.pp; ++stage) {
+    // The stage's layers: model chunk c is virtual stage c x pp + stage.
+    std::vector<int> layers;
+    for (int c = 0; c < p.vpp; ++c)
+      for (int l = 0; l < per_chunk; ++l) layers.push_back((c * p.pp + stage) * per_chunk + l);
     double dense = 0, experts = 0, largest_layer = 0;
-    for (int l = stage * per_stage; l < (stage + 1) * per_stage; ++l) {
+    for (int l : layers) {
       const double e = static_cast<double>(m.expert_parameters(l));
       const double layer = static_cast<double>(m.attention_parameters() + m.ffn_parameters(l));
       dense += (layer - e) / p.tp;
@@ -158,9 +177,15 @@ LlmMemory llm_memory(const LlmSpec& spec) {
     mem.gradients = shard(2, p.zero >= 2);
     mem.optimizer = shard(12, p.zero >= 1);
     double per_micro_batch = 0;
-    for (int l = stage * per_stage; l < (stage + 1) * per_stage; ++l)
-      per_micro_batch += layer_activations(spec, l);
-    mem.activations = per_micro_batch * std::min(m_batches, p.pp - stage);
+    for (int l : layers) per_micro_batch += layer_activations(spec, l);
+    // The chunk passes whose activations are held at once: the forward passes before the first
+    // backward one (min(m, pp - stage) micro-batches with 1F1B), each through one chunk.
+    int held = 0;
+    for (const LlmPass& pass : llm_pipeline_order(p, m_batches, stage)) {
+      if (!pass.forward) break;
+      ++held;
+    }
+    mem.activations = per_micro_batch / p.vpp * held;
     if (stage == p.pp - 1)
       mem.activations += 4.0 * m.seq_len * spec.micro_batch * static_cast<double>(m.vocab) / p.tp;
     if (stage == 0 || mem.total() > best.total()) best = mem;

@@ -93,7 +93,7 @@ LlmIteration summarize_llm(const LlmPlan& plan, const LlmRecorder& recorder) {
       case LlmOpKind::pp_recv: {
         const Picoseconds wait = gap();
         LlmCoords from = c;
-        from.pp += op.forward_dir ? -1 : 1;
+        from.pp = llm_pipeline_peer(spec.parallel, c.pp, op.forward_dir, false);
         const int peer_job = llm_rank(spec.parallel, from);
         const int peer = spec.gpus[static_cast<std::size_t>(peer_job)];
         const int self = spec.gpus[static_cast<std::size_t>(r)];

@@ -12,9 +12,10 @@
 //             selective recomputation reruns attention's scores and softmax x V in the backward
 //             attention block
 // The first stage embeds the tokens (a vocabulary-parallel lookup followed by a TP all-reduce or
-// reduce-scatter), the last computes the logits (and the loss). Pipeline: 1F1B (Narayanan et al.
-// 2021, section 2.2.1): stage i runs min(p - i - 1, m) forward passes, then alternates one
-// forward and one backward, then the remaining backward passes; activations go to the next stage
+// reduce-scatter), the last computes the logits (and the loss). Pipeline: 1F1B or interleaved
+// 1F1B in Megatron's order (llm_pipeline_order, llm.hpp); with interleaving each stage holds vpp
+// model chunks (chunk c of stage i runs the layers of virtual stage c p + i, whose neighbours
+// are on stages i - 1 and i + 1 modulo p); activations go to the next (virtual) stage
 // after a forward pass, their gradients to the previous one after a backward pass (s b h x 2
 // bytes, / t with sequence parallelism: Megatron sends the sequence-split tensor). Data
 // parallelism, Megatron's DDP: the gradients of the last micro-batch's backward pass are packed
@@ -324,8 +325,8 @@ private:
   std::vector<LlmOp> stage_ops(int stage) {
     const LlmParallel& p = spec_.parallel;
     const LlmShape& m = spec_.shape;
-    const int per_stage = m.layers / p.pp;
-    const int first = stage * per_stage, last = first + per_stage - 1;
+    const int per_chunk = m.layers / (p.pp * p.vpp);
+    const int virtual_stages = p.pp * p.vpp;
     const int micro_batches = spec_.micro_batches();
     const bool zero3 = p.zero >= 3;
     const double t = p.tp, s = m.seq_len, h = static_cast<double>(m.hidden);
@@ -339,9 +340,14 @@ private:
                     gemm_gpu(spec_), Precision::fp16, spec_.micro_batch, 1.0);
     std::vector<LlmOp> ops;
     std::vector<std::pair<int, int>> gathered(static_cast<std::size_t>(m.layers), {-1, -1});
-    auto forward = [&](int /*micro_batch*/) {
-      if (stage > 0) pipeline(ops, LlmOpKind::pp_recv, true);
-      if (stage == 0) {
+    // Model chunk `chunk` of this stage is virtual stage chunk x pp + stage (Narayanan et al.
+    // 2021, section 2.2.2: stage i holds layers of virtual stages i, i + p, ...).
+    auto virtual_stage = [&](int chunk) { return chunk * p.pp + stage; };
+    auto forward = [&](int chunk) {
+      const int vs = virtual_stage(chunk);
+      const int first = vs * per_chunk, last = first + per_chunk - 1;
+      if (vs > 0) pipeline(ops, LlmOpKind::pp_recv, true);
+      if (vs == 0) {
         compute(ops, embed.forward);
         blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
       }
@@ -354,7 +360,7 @@ private:
         }
         layer_forward(ops, l);
       }
-      if (stage == p.pp - 1) {
+      if (vs == virtual_stages - 1) {
         blocking(ops, LlmOpKind::tp, tp_gather_);
         compute(ops, logits.forward);
       } else {
@@ -374,11 +380,13 @@ private:
         bucket_experts = 0;
       }
     };
-    auto backward = [&](int micro_batch) {
+    auto backward = [&](int micro_batch, int chunk) {
+      const int vs = virtual_stage(chunk);
+      const int first = vs * per_chunk, last = first + per_chunk - 1;
       // Gradients are reduced in the last micro-batch (ZeRO 0 and 1) or in every one (2 and 3).
       const bool reduce = p.zero >= 2 || micro_batch == micro_batches - 1;
-      if (stage < p.pp - 1) pipeline(ops, LlmOpKind::pp_recv, false);
-      if (stage == p.pp - 1) {
+      if (vs < virtual_stages - 1) pipeline(ops, LlmOpKind::pp_recv, false);
+      if (vs == virtual_stages - 1) {
         compute(ops, logits.backward);
         blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
       }
@@ -402,32 +410,33 @@ private:
           flush(false);
         }
       }
-      if (stage == 0) {
+      if (vs == 0) {
         compute(ops, embed.backward);
         if (reduce) bucket_dense += v * h / t;
       }
-      if (stage == p.pp - 1 && reduce && (!m.tied_embeddings || p.pp > 1))
+      if (vs == virtual_stages - 1 && reduce && (!m.tied_embeddings || p.pp > 1))
         bucket_dense += v * h / t;
       if (reduce) flush(true);
-      if (stage > 0) pipeline(ops, LlmOpKind::pp_send, false);
+      if (vs > 0) pipeline(ops, LlmOpKind::pp_send, false);
     };
-    const int warmup = std::min(p.pp - stage - 1, micro_batches);
-    for (int i = 0; i < warmup; ++i) forward(i);
-    for (int i = 0; i < micro_batches - warmup; ++i) {
-      forward(warmup + i);
-      backward(i);
+    for (const LlmPass& pass : llm_pipeline_order(p, micro_batches, stage)) {
+      if (pass.forward)
+        forward(pass.chunk);
+      else
+        backward(pass.micro_batch, pass.chunk);
     }
-    for (int i = micro_batches - warmup; i < micro_batches; ++i) backward(i);
     // The optimizer over this GPU's shard, after every gradient collective and pipeline send.
     LlmOp barrier;
     barrier.kind = LlmOpKind::optimizer;
     ops.push_back(barrier);
     double dense = 0, experts = 0;
-    for (int l = first; l <= last; ++l) {
-      const auto [d, e] = layer_parameters(l);
-      dense += d;
-      experts += e;
-    }
+    for (int chunk = 0; chunk < p.vpp; ++chunk)
+      for (int l = virtual_stage(chunk) * per_chunk; l < (virtual_stage(chunk) + 1) * per_chunk;
+           ++l) {
+        const auto [d, e] = layer_parameters(l);
+        dense += d;
+        experts += e;
+      }
     if (stage == 0) dense += v * h / t;
     if (stage == p.pp - 1 && (!m.tied_embeddings || p.pp > 1)) dense += v * h / t;
     const double shard =
@@ -473,6 +482,40 @@ private:
 };
 
 } // namespace
+
+std::vector<LlmPass> llm_pipeline_order(const LlmParallel& layout, int micro_batches, int stage) {
+  const int pp = layout.pp, vpp = layout.vpp;
+  const int total = micro_batches * vpp;
+  int warmup = std::min(pp - stage - 1, micro_batches);
+  if (vpp > 1)
+    warmup = micro_batches == pp ? total : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
+  auto pass = [&](int k, bool forward) {
+    LlmPass out;
+    out.forward = forward;
+    if (vpp == 1) {
+      out.micro_batch = k;
+      return out;
+    }
+    const int in_group = k % (pp * vpp);
+    out.micro_batch = k / (pp * vpp) * pp + in_group % pp;
+    out.chunk = forward ? in_group / pp : vpp - 1 - in_group / pp;
+    return out;
+  };
+  std::vector<LlmPass> order;
+  order.reserve(static_cast<std::size_t>(2 * total));
+  for (int k = 0; k < warmup; ++k) order.push_back(pass(k, true));
+  for (int k = 0; k < total - warmup; ++k) {
+    order.push_back(pass(warmup + k, true));
+    order.push_back(pass(k, false));
+  }
+  for (int k = total - warmup; k < total; ++k) order.push_back(pass(k, false));
+  return order;
+}
+
+int llm_pipeline_peer(const LlmParallel& layout, int stage, bool forward_dir, bool send) {
+  const int step = send == forward_dir ? 1 : -1;
+  return (stage + step + layout.pp) % layout.pp;
+}
 
 std::vector<int> LlmPlan::group_members(LlmGroup group, int job_rank) const {
   const LlmParallel& p = spec.parallel;

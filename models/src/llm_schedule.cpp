@@ -14,6 +14,7 @@
 // steps every other channel emits, so that waits name steps by index; nothing is held whole.
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/models/llm.hpp"
+#include "schedule_steps.hpp"
 
 #include <algorithm>
 
@@ -25,24 +26,9 @@ using coll::Step;
 using coll::StepKind;
 using coll::StepStream;
 
-constexpr std::uint32_t kNone = UINT32_MAX;
-
-Step marker(Picoseconds duration, int channel) {
-  Step step;
-  step.kind = StepKind::compute;
-  step.channel = static_cast<std::uint16_t>(channel);
-  step.param = static_cast<double>(duration);
-  return step;
-}
-
-void add_dep(Step& step, std::uint32_t dep) {
-  if (dep == kNone) return;
-  for (std::uint8_t d = 0; d < step.dep_count; ++d)
-    if (step.deps[d] == dep) return;
-  if (step.dep_count == coll::kMaxStepDeps)
-    throw std::logic_error("llm schedule: a step already has its most deps");
-  step.deps[step.dep_count++] = dep;
-}
+using detail::add_dep;
+using detail::compute_step;
+using detail::kNone;
 
 void wait_for(Step& step, int channel, std::uint32_t index) {
   if (index == kNone) return;
@@ -66,14 +52,19 @@ int channel_of(LlmOpKind kind) {
   }
 }
 
-// What one rank's walk over its stage's work knows: the next step index on every channel, and
-// where each DP launch's join is.
-struct Walk {
+// Where a rank's walk over its stage's work stands: the next step index on every channel.
+struct Position {
   std::array<std::uint32_t, kLlmChannels> next{};
-  std::vector<std::uint32_t> dp_joins;
   std::uint32_t last(int channel) const {
     return next[std::size_t(channel)] == 0 ? kNone : next[std::size_t(channel)] - 1;
   }
+};
+
+// What the walk knows: its position, and where each DP launch's join is.
+struct Walk {
+  Position at;
+  std::vector<std::uint32_t> dp_joins;
+  std::uint32_t last(int channel) const { return at.last(channel); }
 };
 
 // The rank's local index in each group, for the collectives' programs and their step counts.
@@ -99,35 +90,43 @@ std::uint32_t steps_of(const LlmPlan& plan, const Place& place, const LlmOp& op)
   return c.steps[static_cast<std::size_t>(place.local[static_cast<std::size_t>(c.group)])];
 }
 
-// Advances the walk past `op` (what every channel emits for it).
-void advance(const LlmPlan& plan, const Place& place, const LlmOp& op, Walk& walk) {
+// Advances the walk past `op` (what every channel emits for it); returns where it stood before.
+Position advance(const LlmPlan& plan, const Place& place, const LlmOp& op, Walk& walk) {
+  const Position before = walk.at;
+  auto& next = walk.at.next;
   switch (op.kind) {
   case LlmOpKind::compute:
-    ++walk.next[kLlmComputeChannel];
+    ++next[kLlmComputeChannel];
     break;
   case LlmOpKind::tp:
   case LlmOpKind::ep:
-    walk.next[std::size_t(channel_of(op.kind))] += steps_of(plan, place, op);
-    ++walk.next[kLlmComputeChannel];
+    next[std::size_t(channel_of(op.kind))] += steps_of(plan, place, op);
+    ++next[kLlmComputeChannel];
     break;
   case LlmOpKind::pp_recv:
-    ++walk.next[kLlmPpChannel];
-    ++walk.next[kLlmComputeChannel];
+    ++next[kLlmPpChannel];
+    ++next[kLlmComputeChannel];
     break;
   case LlmOpKind::pp_send:
-    ++walk.next[kLlmPpChannel];
+    ++next[kLlmPpChannel];
     break;
   case LlmOpKind::dp:
-    walk.next[kLlmDpChannel] += steps_of(plan, place, op);
-    walk.dp_joins.push_back(walk.next[kLlmDpChannel] - 1);
+    next[kLlmDpChannel] += steps_of(plan, place, op);
+    walk.dp_joins.push_back(next[kLlmDpChannel] - 1);
     break;
   case LlmOpKind::dp_wait:
-    ++walk.next[kLlmComputeChannel];
+    ++next[kLlmComputeChannel];
     break;
   case LlmOpKind::optimizer:
-    walk.next[kLlmComputeChannel] += 2; // a marker for the DP channel, one for the pipeline
+    next[kLlmComputeChannel] += 2; // a marker for the DP channel, one for the pipeline
     break;
   }
+  return before;
+}
+
+// The work of the job rank's pipeline stage, which every channel's program walks.
+const std::vector<LlmOp>& stage_of(const LlmPlan& plan, int job_rank) {
+  return plan.stages[static_cast<std::size_t>(llm_coords(plan.spec.parallel, job_rank).pp)];
 }
 
 int global_rank(const LlmPlan& plan, int job_rank) {
@@ -136,14 +135,11 @@ int global_rank(const LlmPlan& plan, int job_rank) {
 
 StepStream compute_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
   const Place place = place_of(*plan, job_rank);
-  const std::vector<LlmOp>& ops =
-      plan->stages[static_cast<std::size_t>(llm_coords(plan->spec.parallel, job_rank).pp)];
   Walk walk;
-  for (const LlmOp& op : ops) {
-    const Walk before = walk;
-    advance(*plan, place, op, walk);
+  for (const LlmOp& op : stage_of(*plan, job_rank)) {
+    const Position before = advance(*plan, place, op, walk);
     // Every step of the stream follows the one before it (one kernel at a time).
-    Step step = marker(op.kind == LlmOpKind::compute ? op.duration : 0, kLlmComputeChannel);
+    Step step = compute_step(op.kind == LlmOpKind::compute ? op.duration : 0, kLlmComputeChannel);
     add_dep(step, before.last(kLlmComputeChannel));
     switch (op.kind) {
     case LlmOpKind::compute:
@@ -162,7 +158,7 @@ StepStream compute_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
     case LlmOpKind::optimizer: {
       wait_for(step, kLlmDpChannel, walk.last(kLlmDpChannel));
       co_yield step;
-      Step pipeline = marker(0, kLlmComputeChannel);
+      Step pipeline = compute_step(0, kLlmComputeChannel);
       wait_for(pipeline, kLlmPpChannel, walk.last(kLlmPpChannel));
       add_dep(pipeline, before.next[kLlmComputeChannel]); // the marker just emitted
       co_yield pipeline;
@@ -180,17 +176,14 @@ StepStream compute_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
 StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
   const Place place = place_of(*plan, job_rank);
   const LlmCoords c = llm_coords(plan->spec.parallel, job_rank);
-  const std::vector<LlmOp>& ops = plan->stages[static_cast<std::size_t>(c.pp)];
   Walk walk;
-  for (const LlmOp& op : ops) {
-    const Walk before = walk;
-    advance(*plan, place, op, walk);
+  for (const LlmOp& op : stage_of(*plan, job_rank)) {
+    const Position before = advance(*plan, place, op, walk);
     if (op.kind != LlmOpKind::pp_recv && op.kind != LlmOpKind::pp_send) continue;
     const bool send = op.kind == LlmOpKind::pp_send;
     // Forward: receive from the previous stage, send to the next; backward the other way.
-    const int step = (send == op.forward_dir) ? 1 : -1;
     LlmCoords peer = c;
-    peer.pp += step;
+    peer.pp = llm_pipeline_peer(plan->spec.parallel, c.pp, op.forward_dir, send);
     Step s;
     s.kind = send ? StepKind::send : StepKind::recv;
     s.channel = kLlmPpChannel;
@@ -205,12 +198,9 @@ StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
 // Channel 1, 3 or 4: the collectives of that stream.
 StepStream collective_program(std::shared_ptr<const LlmPlan> plan, int job_rank, int channel) {
   const Place place = place_of(*plan, job_rank);
-  const std::vector<LlmOp>& ops =
-      plan->stages[static_cast<std::size_t>(llm_coords(plan->spec.parallel, job_rank).pp)];
   Walk walk;
-  for (const LlmOp& op : ops) {
-    const Walk before = walk;
-    advance(*plan, place, op, walk);
+  for (const LlmOp& op : stage_of(*plan, job_rank)) {
+    const Position before = advance(*plan, place, op, walk);
     if (channel_of(op.kind) != channel) continue;
     const LlmCollective& c = plan->collectives[static_cast<std::size_t>(op.collective)];
     const std::size_t g = static_cast<std::size_t>(c.group);
@@ -220,7 +210,7 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, int job_rank,
     std::uint32_t previous = before.last(channel);
     if (const Picoseconds cost = plan->launch_overhead > 0 ? plan->launch_overhead : c.overhead;
         cost > 0) {
-      Step launch = marker(cost, channel);
+      Step launch = compute_step(cost, channel);
       wait_for(launch, kLlmComputeChannel, ready);
       add_dep(launch, previous);
       co_yield launch;
@@ -247,7 +237,7 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, int job_rank,
       co_yield step;
       ++index;
     }
-    Step join = marker(0, channel);
+    Step join = compute_step(0, channel);
     add_dep(join, last_send);
     add_dep(join, last_receive);
     add_dep(join, last_local);

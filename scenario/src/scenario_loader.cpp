@@ -1,5 +1,6 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/sim_time.hpp"
+#include "ddlsim/scenario/layout_search.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/topologies/spec_parser.hpp"
 #include "workload_parser.hpp"
@@ -9,6 +10,7 @@
 #include "ddlsim/core/suggest.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 namespace ddlsim {
@@ -61,6 +63,26 @@ void check_transfer_time(const topo::ClusterSpec& cluster, std::uint64_t bytes) 
           top + "/fabric/links/" + std::to_string(i) + "/bandwidth_gbps");
 }
 
+// A traffic pattern's flows, drawn now that the ranks are known, and every flow checked.
+void check_traffic(TrafficSpec& t, int ranks, coll::DataType dtype) {
+  std::string where = "/workload/traffic/flows";
+  if (t.pattern == "permutation") {
+    t.flows = coll::permutation_flows(ranks, t.bytes, t.seed);
+    where = "/workload/traffic";
+  } else if (t.pattern == "incast") {
+    t.flows =
+        coll::incast_flows(ranks, t.senders == 0 ? ranks - 1 : t.senders, t.receiver, t.bytes);
+    where = "/workload/traffic";
+  } else if (t.pattern == "all_to_all_v") {
+    std::istringstream csv(t.matrix_csv);
+    t.flows = coll::matrix_flows(csv, ranks, t.matrix_file);
+    if (t.flows.empty())
+      throw InputError(t.matrix_file, "every entry is 0: the matrix makes no flow");
+    where = t.matrix_file;
+  }
+  coll::check_flows(t.flows, ranks, dtype, where);
+}
+
 // Cross-section checks: the collective fits the cluster and its algorithm accepts every size.
 void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
   const std::int64_t gpus = total_gpus(cluster);
@@ -69,6 +91,13 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
     throw InputError("/workload/ranks", "asks for " + std::to_string(c.ranks) +
                                             " ranks but the topology has " + std::to_string(gpus) +
                                             " GPUs; lower it or add nodes");
+  if (c.traffic) {
+    check_traffic(*c.traffic, c.ranks, c.dtype);
+    std::uint64_t largest = 0;
+    for (const coll::Flow& f : c.traffic->flows) largest = std::max(largest, f.bytes);
+    check_transfer_time(cluster, largest);
+    return;
+  }
   if (c.root >= c.ranks)
     throw InputError("/workload/root", "root " + std::to_string(c.root) +
                                            " is not a rank (ranks are 0.." +
@@ -124,6 +153,22 @@ void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
       algorithm->check(call);
     } catch (const InputError& e) {
       throw InputError("/workload", "at size " + format_bytes(size) + ": " + e.what());
+    }
+  }
+}
+
+// Every step of an iterative workload is a collective: the same checks, its messages pointing
+// at the step.
+void check_iterative(Scenario& scenario) {
+  std::vector<IterativeWorkload::Step>& steps = scenario.workload.iterative.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    try {
+      check_collective(steps[i].collective, scenario.topology);
+    } catch (const InputError& e) {
+      std::string where = e.where();
+      const std::string step = "/workload/steps/" + std::to_string(i);
+      where = where.starts_with("/workload") ? step + where.substr(9) : step;
+      throw InputError(where, e.reason());
     }
   }
 }
@@ -215,7 +260,8 @@ std::vector<Scenario::CalibrationRef> parse_calibrations(const JsonValue& value)
   return refs;
 }
 
-Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem::path& base_dir) {
+Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem::path& base_dir,
+                        bool check_llm_memory = true) {
   Scenario scenario;
   scenario.resolved = json;
   JsonObject root(json, "");
@@ -223,8 +269,8 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   if (auto v = root.optional("name")) scenario.name = v->string();
   if (auto v = root.optional("description")) scenario.description = v->string();
   scenario.topology = topo::parse_cluster_spec(root.required("topology"));
-  scenario.workload =
-      detail::parse_workload(root.required("workload"), scenario.topology, base_dir);
+  scenario.workload = detail::parse_workload(root.required("workload"), scenario.topology, base_dir,
+                                             check_llm_memory);
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);
   if (auto v = root.optional("output")) scenario.output = parse_output(*v);
   if (auto v = root.optional("calibration")) scenario.calibrations = parse_calibrations(*v);
@@ -235,6 +281,7 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   root.finish();
   if (scenario.workload.type == "collective")
     check_collective(scenario.workload.collective, scenario.topology);
+  if (scenario.workload.type == "iterative") check_iterative(scenario);
   return scenario;
 }
 
@@ -344,11 +391,13 @@ coll::CollectiveCall make_collective_call(const CollectiveWorkload& workload,
   return call;
 }
 
-Scenario load_scenario(const Json& json, const std::string& origin,
-                       const std::filesystem::path& base_dir) {
+namespace {
+
+Scenario load(const Json& json, const std::string& origin, const std::filesystem::path& base_dir,
+              bool check_llm_memory) {
   const Json resolved = resolve_includes(json, origin, base_dir);
   try {
-    Scenario scenario = parse_resolved(resolved, true, base_dir);
+    Scenario scenario = parse_resolved(resolved, true, base_dir, check_llm_memory);
     check_sweep_points(scenario, base_dir);
     scenario.origin = origin;
     scenario.base_dir = base_dir;
@@ -359,6 +408,18 @@ Scenario load_scenario(const Json& json, const std::string& origin,
     const bool has_origin = e.where().starts_with(origin);
     throw InputError(has_origin ? e.where() : origin + ": " + e.where(), e.reason());
   }
+}
+
+} // namespace
+
+Scenario load_scenario(const Json& json, const std::string& origin,
+                       const std::filesystem::path& base_dir) {
+  return load(json, origin, base_dir, true);
+}
+
+Scenario load_scenario_for_layout_search(const Json& json, const std::string& origin,
+                                         const std::filesystem::path& base_dir) {
+  return load(json, origin, base_dir, false);
 }
 
 Scenario load_scenario_file(const std::filesystem::path& file) {

@@ -1,6 +1,7 @@
 #include "workload_parser.hpp"
 
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/core/input_file.hpp"
 #include "ddlsim/core/units.hpp"
 
 #include <array>
@@ -19,6 +20,56 @@ Enum parse_enum(const JsonValue& value, const std::array<Enum, N>& all) {
 }
 
 constexpr std::uint64_t kMaxMessageBytes = 1ull << 40; // 1 TiB per collective
+
+constexpr std::size_t kMaxFlows = std::size_t{1} << 24; // 16 M flows (a 4,096-rank matrix)
+
+// The "traffic" object of a send_recv workload: {"flows": [...]} or {"pattern": ...}.
+TrafficSpec parse_traffic(const JsonValue& section, const std::filesystem::path& base_dir) {
+  TrafficSpec traffic;
+  JsonObject object = section.object();
+  if (auto flows = object.optional("flows")) {
+    if (object.has("pattern")) flows->fail("give either \"flows\" or \"pattern\", not both");
+    traffic.pattern = "flows";
+    for (const JsonValue& item : flows->array(1, kMaxFlows)) {
+      JsonObject flow = item.object();
+      coll::Flow f;
+      f.src = static_cast<int>(flow.required("src").integer(0, 1 << 20));
+      f.dst = static_cast<int>(flow.required("dst").integer(0, 1 << 20));
+      f.bytes = flow.required("bytes").bytes(1, kMaxMessageBytes);
+      flow.finish();
+      traffic.flows.push_back(f);
+    }
+    object.finish();
+    return traffic;
+  }
+  const JsonValue pattern = object.required("pattern");
+  traffic.pattern =
+      pattern.choice(std::vector<std::string>{"permutation", "incast", "all_to_all_v"});
+  if (traffic.pattern == "all_to_all_v") {
+    const JsonValue matrix = object.required("matrix");
+    traffic.matrix_file = matrix.non_empty_string();
+    std::filesystem::path file(traffic.matrix_file);
+    if (file.is_relative()) file = base_dir / file;
+    try {
+      traffic.matrix_csv = read_input_file(file, "a traffic matrix", kMaxLogInputBytes);
+    } catch (const InputError& e) {
+      matrix.fail(e.what());
+    }
+  } else {
+    traffic.bytes = object.required("bytes").bytes(1, kMaxMessageBytes);
+    if (traffic.pattern == "permutation") {
+      if (auto v = object.optional("seed"))
+        traffic.seed = static_cast<std::uint64_t>(v->integer(0, INT64_MAX));
+    } else {
+      if (auto v = object.optional("senders"))
+        traffic.senders = static_cast<int>(v->integer(1, 1 << 20));
+      if (auto v = object.optional("receiver"))
+        traffic.receiver = static_cast<int>(v->integer(0, 1 << 20));
+    }
+  }
+  object.finish();
+  return traffic;
+}
 
 } // namespace
 
@@ -79,23 +130,7 @@ std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes) {
   return out;
 }
 
-WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
-                            const std::filesystem::path& base_dir) {
-  WorkloadSpec workload;
-  JsonObject object = section.object();
-  workload.type = object.required("type").choice(
-      std::vector<std::string>{"collective", "training", "llm_training"});
-  if (workload.type == "llm_training") {
-    workload.llm = parse_llm(object, cluster);
-    object.finish();
-    return workload;
-  }
-  if (workload.type == "training") {
-    workload.training = parse_training(object, cluster, base_dir);
-    object.finish();
-    return workload;
-  }
-  CollectiveWorkload& c = workload.collective;
+void parse_collective_keys(JsonObject& object, CollectiveWorkload& c) {
   c.op = parse_enum(object.required("op"),
                     std::array{coll::Op::all_reduce, coll::Op::reduce_scatter, coll::Op::all_gather,
                                coll::Op::broadcast, coll::Op::reduce, coll::Op::all_to_all,
@@ -117,7 +152,43 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
         *v, std::array{coll::Reduction::sum, coll::Reduction::avg, coll::Reduction::adasum});
   if (auto v = object.optional("root")) c.root = static_cast<int>(v->integer(0, 1 << 20));
   if (auto v = object.optional("ranks")) c.ranks = static_cast<int>(v->integer(1, 1 << 20));
-  c.sizes = parse_sizes(object.required("sizes"));
+}
+
+WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
+                            const std::filesystem::path& base_dir, bool check_llm_memory) {
+  WorkloadSpec workload;
+  JsonObject object = section.object();
+  workload.type = object.required("type").choice(
+      std::vector<std::string>{"collective", "training", "llm_training", "iterative"});
+  if (workload.type == "iterative") {
+    workload.iterative = parse_iterative(object, base_dir);
+    object.finish();
+    return workload;
+  }
+  if (workload.type == "llm_training") {
+    workload.llm = parse_llm(object, cluster, check_llm_memory);
+    object.finish();
+    return workload;
+  }
+  if (workload.type == "training") {
+    workload.training = parse_training(object, cluster, base_dir);
+    object.finish();
+    return workload;
+  }
+  CollectiveWorkload& c = workload.collective;
+  parse_collective_keys(object, c);
+  if (auto v = object.optional("traffic")) {
+    if (c.op != coll::Op::send_recv)
+      v->fail("\"traffic\" describes point-to-point flows; it needs \"op\": \"send_recv\"");
+    for (const char* key : {"sizes", "algorithm", "root", "params", "nccl"})
+      if (object.has(key))
+        v->fail(std::string("\"traffic\" gives the flows and their bytes; remove \"") + key +
+                "\" from the workload");
+    c.algorithm = "traffic";
+    c.traffic = parse_traffic(*v, base_dir);
+  } else {
+    c.sizes = parse_sizes(object.required("sizes"));
+  }
   object.finish();
   return workload;
 }

@@ -5,8 +5,10 @@
 
 namespace ddlsim::detail {
 
+// check_llm_memory = false: an llm_training layout is not checked against the GPUs' memory
+// (`ddlsim plan`'s layout search checks each layout it tries).
 WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& cluster,
-                            const std::filesystem::path& base_dir);
+                            const std::filesystem::path& base_dir, bool check_llm_memory = true);
 coll::AlgorithmParams parse_params(const JsonValue& section);
 // The collective workload's "nccl" object: {"algorithm", "protocol", "channels"}, each optional.
 models::NcclOverrides parse_nccl_overrides(const JsonValue& section);
@@ -15,7 +17,13 @@ models::NcclOverrides parse_nccl_overrides(const JsonValue& section);
 TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,
                                 const std::filesystem::path& base_dir);
 // workload.type = "llm_training" (llm_parser.cpp): reads the keys of `workload` it knows.
-models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster);
+models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster,
+                          bool check_memory = true);
+// workload.type = "iterative" (iterative_parser.cpp): reads the keys of `workload` it knows.
+IterativeWorkload parse_iterative(JsonObject& workload, const std::filesystem::path& base_dir);
+// The keys a collective names besides its sizes: op, algorithm, params, nccl, dtype, reduction,
+// root, ranks (a collective workload and an iterative workload's steps).
+void parse_collective_keys(JsonObject& object, CollectiveWorkload& c);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
 

@@ -2,10 +2,14 @@
 # The bad-input corpus (tests/cli/bad_input/cases.txt) end to end: each case runs `ddlsim ARGS` on
 # the files bad_input/fixtures.py writes and must exit with its status and print its words on
 # stderr: no crash, no hang (each case has 30 s), no success that is not one.
-# Usage: bad_input_test.sh DDLSIM SCENARIOS. Prints "N passed, M failed".
+# Usage: bad_input_test.sh DDLSIM SCENARIOS [SHARD SHARDS]: with SHARD/SHARDS, only the cases
+# whose index is SHARD modulo SHARDS (ctest runs the shards side by side). Prints "N passed, M
+# failed".
 set -u
 ddlsim="$1"
 S="$(cd "$2" && pwd)"
+shard="${3:-0}"
+shards="${4:-1}"
 V="$S/validation/v100-sxm2-8gpu-1node.json"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/check_lib.sh"
@@ -23,8 +27,12 @@ run_case() {
 }
 
 cases=0
+index=0
 while IFS= read -r line; do
   [[ -z "${line// /}" || "$line" == \#* ]] && continue
+  index=$((index + 1))
+  cases=$((cases + 1))
+  ((index % shards == shard)) || continue
   status="${line%% :: *}"
   rest="${line#* :: }"
   words="${rest%% :: *}"
@@ -33,8 +41,7 @@ while IFS= read -r line; do
   [[ "$args" == "$rest" ]] && args=""
   eval "set -- $args"
   check "ddlsim $args  ->  $status: $words" run_case "$status" "$words" "$@"
-  cases=$((cases + 1))
 done <"$here/bad_input/cases.txt"
-echo "$cases cases"
+echo "$cases cases in the corpus, $((passed + failed)) in shard $shard of $shards"
 [[ $cases -ge 150 ]] || { echo "FAIL: the corpus has fewer than 150 cases"; failed=$((failed + 1)); }
 finish

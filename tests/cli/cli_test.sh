@@ -10,8 +10,10 @@ check "--version names the program" bash -c "'$ddlsim' --version | grep -q '^ddl
 check "--help lists every subcommand" bash -c \
   "'$ddlsim' --help | grep -q run && '$ddlsim' --help | grep -q schedule && '$ddlsim' --help | grep -q topo && '$ddlsim' --help | grep -q check"
 check "no subcommand is bad input (exit 2)" expect_error 2 "subcommand" 
+# scenarios/llm-corpus/ holds published layouts written from their sources alone; the memory
+# model may refuse one, which scripts/validate-llm lists as unscored (validate_llm_test.sh).
 check "check accepts every bundled scenario" bash -c \
-  "find '$scenarios' -name '*.json' -not -path '*/schema/*' -not -path '*/presets/*' -print0 | xargs -0 '$ddlsim' check"
+  "find '$scenarios' -name '*.json' -not -path '*/schema/*' -not -path '*/presets/*' -not -path '*/llm-corpus/*' -print0 | xargs -0 '$ddlsim' check"
 
 # A typo in a scenario: exit 2, the path and the suggestion on stderr, nothing on stdout.
 cat >"$work/typo.json" <<'JSON'

@@ -242,3 +242,86 @@ TEST_CASE("llm: every engine runs the iteration's Schedule") {
     CHECK(r.it.exposed_pp > 0);
   }
 }
+
+TEST_CASE("llm: interleaved 1F1B shrinks the bubble by vpp and sends more pipeline messages") {
+  // Narayanan et al. 2021, section 2.2.2: with v model chunks per stage the bubble is
+  // (p - 1) / (v m) of the ideal time instead of (p - 1) / m, and every micro-batch crosses
+  // p v - 1 stage boundaries each way instead of p - 1.
+  const int p = 4, m = 8;
+  const auto text = [&](int vpp) {
+    return scenario_text(1, kSmall,
+                         R"("parallel": {"tp": 2, "pp": 4, "vpp": )" + std::to_string(vpp) +
+                             R"(}, "global_batch": )" + std::to_string(m) +
+                             R"(, "algorithm": "ring")");
+  };
+  const Run plain = run(text(1));
+  const Run interleaved = run(text(2));
+  const auto ideal = [](const Run& r) { return double(r.it.time - r.it.bubble); };
+  CHECK(plain.it.bubble / ideal(plain) == Approx(double(p - 1) / m).epsilon(0.08));
+  CHECK(interleaved.it.bubble / ideal(interleaved) == Approx(double(p - 1) / (2 * m)).epsilon(0.1));
+  CHECK(double(interleaved.it.bubble) == Approx(plain.it.bubble / 2.0).epsilon(0.1));
+  CHECK(interleaved.it.time < plain.it.time);
+  // The same compute on every GPU; more pipeline messages and bytes.
+  CHECK(interleaved.it.compute == plain.it.compute);
+  const auto sends = [](const Run& r) {
+    int n = 0;
+    for (const auto& stage : r.plan->stages)
+      for (const LlmOp& op : stage) n += op.kind == LlmOpKind::pp_send;
+    return n;
+  };
+  CHECK(sends(plain) == 2 * (p - 1) * m);
+  CHECK(sends(interleaved) == 2 * (p * 2 - 1) * m);
+  CHECK(interleaved.bytes_sent > plain.bytes_sent);
+}
+
+TEST_CASE("llm: interleaving holds 1 + (p - 1) / (p v) times the activations on stage 0") {
+  // Korthikanti et al. 2022, section 4.2.3: the first stage holds the activations of
+  // p (1 + (p - 1) / (p v)) micro-batches' worth of its layers with the interleaved schedule.
+  const auto memory = [](int vpp) {
+    return load(scenario_text(1, kSmall,
+                              R"("parallel": {"tp": 2, "pp": 4, "vpp": )" + std::to_string(vpp) +
+                                  R"(}, "global_batch": 16, "algorithm": "ring")"))
+        .workload.llm;
+  };
+  const LlmMemory plain = llm_memory(memory(1));
+  const LlmMemory interleaved = llm_memory(memory(2));
+  REQUIRE(plain.stage == 0);
+  REQUIRE(interleaved.stage == 0);
+  CHECK(interleaved.activations / plain.activations == Approx(1 + 3.0 / 8));
+  CHECK(interleaved.parameters == Approx(plain.parameters));
+}
+
+TEST_CASE("llm: the interleaved order is Megatron's") {
+  LlmParallel layout;
+  layout.pp = 4;
+  layout.vpp = 2;
+  // Stage 0, 8 micro-batches: warm-up (4 - 0 - 1) x 2 + (2 - 1) x 4 = 10 forward passes, micro-
+  // batches 0-3 through chunk 0, then 0-3 through chunk 1, then 4-5 through chunk 0.
+  const std::vector<LlmPass> order = llm_pipeline_order(layout, 8, 0);
+  REQUIRE(order.size() == 32);
+  for (int k = 0; k < 11; ++k) CHECK(order[std::size_t(k)].forward);
+  CHECK(order[4].micro_batch == 0);
+  CHECK(order[4].chunk == 1);
+  CHECK(order[8].micro_batch == 4);
+  CHECK(order[8].chunk == 0);
+  // The first backward pass is micro-batch 0 through the last chunk.
+  CHECK_FALSE(order[11].forward);
+  CHECK(order[11].micro_batch == 0);
+  CHECK(order[11].chunk == 1);
+  // The last stage's forward transfers wrap to stage 0.
+  CHECK(llm_pipeline_peer(layout, 3, true, true) == 0);
+  CHECK(llm_pipeline_peer(layout, 0, true, false) == 3);
+  CHECK(llm_pipeline_peer(layout, 0, false, true) == 3);
+}
+
+TEST_CASE("llm: interleaving needs pp > 2 and micro-batches in groups of pp") {
+  const auto error = [](const std::string& keys) {
+    return error_of([&] { load(scenario_text(1, kSmall, keys)); });
+  };
+  CHECK_THAT(error(R"("parallel": {"tp": 4, "pp": 2, "vpp": 2}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/vpp") && Catch::Contains("pp > 2"));
+  CHECK_THAT(error(R"("parallel": {"tp": 2, "pp": 4, "vpp": 2}, "global_batch": 6)"),
+             Catch::Contains("/workload/global_batch") && Catch::Contains("groups of pp"));
+  CHECK_THAT(error(R"("parallel": {"tp": 2, "pp": 4, "vpp": 4}, "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/pp") && Catch::Contains("8 layers"));
+}

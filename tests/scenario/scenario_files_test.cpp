@@ -32,6 +32,10 @@ TEST_CASE("every scenario under scenarios/ loads and its topology builds") {
   const auto files = files_under(DDLSIM_SCENARIO_DIR, ".json");
   REQUIRE(files.size() >= 6);
   for (const fs::path& file : files) {
+    // Published large-model layouts written from their sources alone: the memory model may
+    // refuse one, which scripts/validate-llm reports as unscored (tests/cli/validate_llm_test.sh
+    // checks that each loads or is refused for memory).
+    if (file.string().find("/llm-corpus/") != std::string::npos) continue;
     INFO(file.string());
     const Scenario scenario = load_scenario_file(file);
     const topo::Topology topology = topo::build_topology(scenario.topology);

@@ -24,6 +24,8 @@ std::string describe_layout(const models::LlmSpec& spec) {
   if (p.ep > 1) text += ", ep " + std::to_string(p.ep);
   text += ", ZeRO-" + std::to_string(p.zero);
   if (p.sequence_parallel) text += ", sequence parallel";
+  if (p.vpp > 1)
+    return text + ", interleaved 1F1B (" + std::to_string(p.vpp) + " chunks per stage)";
   return text + ", 1F1B";
 }
 
@@ -54,6 +56,7 @@ Json to_json(const Scenario& scenario, const std::string& label, const models::L
           {"parallel",
            {{"tp", spec.parallel.tp},
             {"pp", spec.parallel.pp},
+            {"vpp", spec.parallel.vpp},
             {"dp", spec.parallel.dp},
             {"ep", spec.parallel.ep},
             {"zero", spec.parallel.zero},
@@ -164,7 +167,7 @@ RunReport llm_report(const Scenario& scenario, const std::string& label,
     text << "# " << engine << " engine:\n" << result.details.summary;
   if (!scenario.sweep.empty())
     text << "# note: this scenario's sweep (" << sweep_point_count(scenario)
-         << " points) was not run: `ddlsim plan` does not search large-model layouts yet\n";
+         << " points) was not run: `ddlsim plan` searches large-model layouts itself\n";
   report.table = text.str();
   report.json = to_json(scenario, label, *result.llm_plan, result.llm);
   if (!result.details.json.is_null()) report.json[engine] = std::move(result.details.json);

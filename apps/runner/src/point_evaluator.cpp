@@ -43,9 +43,26 @@ sim::EngineResult simulate_training(const Scenario& scenario) {
 
 plan::PointMetrics evaluate_point(const Scenario& scenario) {
   if (scenario.workload.type == "training") return evaluate_training(scenario);
+  if (scenario.workload.type == "iterative") {
+    const RunReport report = run_scenario(scenario, scenario.name);
+    const IterativeWorkload& w = scenario.workload.iterative;
+    plan::PointMetrics metrics;
+    for (const IterativeWorkload::Step& step : w.steps) { // the widest step's GPUs and nodes
+      const coll::CollectiveCall call =
+          make_collective_call(step.collective, scenario.topology, step.collective.sizes.front());
+      if (call.ranks <= metrics.gpus) continue;
+      metrics.gpus = call.ranks;
+      metrics.nodes = static_cast<int>(
+          std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
+    }
+    metrics.iteration_seconds = report.json.at("total_seconds").get<double>() / w.iterations;
+    metrics.train_seconds = report.json.at("total_seconds").get<double>(); // the whole run
+    metrics.what = "iterative " + std::to_string(w.iterations) + " iterations";
+    return metrics;
+  }
   if (scenario.workload.type == "llm_training")
-    throw InputError("/workload/type", "`plan` does not search large-model layouts yet; run the "
-                                       "scenario with `ddlsim run` (one layout per scenario)");
+    throw InputError("/workload/type", "a large-model scenario is planned by `ddlsim plan`'s "
+                                       "layout search, not point by point");
   const CollectiveWorkload& workload = scenario.workload.collective;
   if (workload.sizes.empty()) throw InputError("/workload/sizes", "no size to simulate");
   const topo::Topology topology = topo::build_topology(scenario.topology);

@@ -28,6 +28,8 @@ RunReport run_scenario(const Scenario& scenario, const std::string& label,
                        const RunSettings& settings) {
   if (scenario.workload.type == "training") return training_report(scenario, label, settings);
   if (scenario.workload.type == "llm_training") return llm_report(scenario, label, settings);
+  if (scenario.workload.type == "iterative") return iterative_report(scenario, label, settings);
+  if (scenario.workload.collective.traffic) return traffic_report(scenario, label, settings);
   return collective_report(scenario, label, settings);
 }
 

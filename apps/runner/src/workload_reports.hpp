@@ -10,8 +10,13 @@ RunReport collective_report(const Scenario& scenario, const std::string& label,
                             const RunSettings& settings);
 RunReport training_report(const Scenario& scenario, const std::string& label,
                           const RunSettings& settings);
+// A collective workload with "traffic" (op send_recv): per-flow completion times.
+RunReport traffic_report(const Scenario& scenario, const std::string& label,
+                         const RunSettings& settings);
 RunReport llm_report(const Scenario& scenario, const std::string& label,
                      const RunSettings& settings);
+RunReport iterative_report(const Scenario& scenario, const std::string& label,
+                           const RunSettings& settings);
 
 // The engine options of a run: the scenario's seed, the trace and the progress callback.
 sim::CommonOptions common_options(const Scenario& scenario, const RunSettings& settings);

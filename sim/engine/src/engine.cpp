@@ -8,8 +8,10 @@
 #include "schedule_run.hpp"
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 namespace ddlsim::sim {
 namespace {
@@ -141,6 +143,37 @@ EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology
   return result;
 }
 
+// Traffic: the flows' Schedule; each flow ends when its receive does. Receives are told apart
+// by (src, dst, bytes): flows alike in all three are interchangeable, so the k-th such receive
+// to end is given to the k-th such flow.
+EngineResult simulate_traffic(const Traffic& traffic, const topo::Topology& topology,
+                              topo::Router& router, const EngineSpec& spec,
+                              const CommonOptions& options) {
+  if (traffic.ranks > static_cast<int>(topology.gpus().size()))
+    throw InputError("/workload/ranks", "the traffic has " + std::to_string(traffic.ranks) +
+                                            " ranks but the topology " +
+                                            std::to_string(topology.gpus().size()) + " GPUs");
+  std::map<std::tuple<int, int, std::uint64_t>, std::vector<std::size_t>> alike;
+  for (std::size_t i = traffic.flows.size(); i-- > 0;) {
+    const coll::Flow& f = traffic.flows[i];
+    alike[{f.src, f.dst, f.bytes}].push_back(i); // reversed: the first flow is taken first
+  }
+  std::vector<Picoseconds> ends(traffic.flows.size(), -1);
+  EngineResult result =
+      run_schedule(coll::traffic_schedule(traffic.flows, traffic.ranks, traffic.dtype), topology,
+                   router, spec, options, [&](const StepRecord& r) {
+                     if (r.kind != coll::StepKind::recv) return;
+                     auto it = alike.find({r.peer, r.rank, r.bytes});
+                     if (it == alike.end() || it->second.empty()) return;
+                     ends[it->second.back()] = r.end + spec.launch_overhead;
+                     it->second.pop_back();
+                   });
+  result.time += spec.launch_overhead;
+  result.algorithm = "traffic";
+  if (result.complete) result.flow_times = std::move(ends);
+  return result;
+}
+
 } // namespace
 
 EngineResult simulate(const Workload& workload, const topo::Topology& topology,
@@ -149,6 +182,8 @@ EngineResult simulate(const Workload& workload, const topo::Topology& topology,
     return simulate_collective(*call, topology, router, spec, options);
   if (const auto* llm = std::get_if<LlmTraining>(&workload))
     return simulate_llm(*llm, topology, router, spec, options);
+  if (const auto* traffic = std::get_if<Traffic>(&workload))
+    return simulate_traffic(*traffic, topology, router, spec, options);
   return simulate_training(std::get<TrainingIteration>(workload), topology, router, spec, options);
 }
 

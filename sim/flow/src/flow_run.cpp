@@ -146,6 +146,15 @@ private:
   int channel_;
   std::vector<sg::ActivityPtr> activities_;
   std::vector<InFlight> in_flight_; // in_flight_[i] describes activities_[i]
+  // Comms that Activity::test_any found ended. SimGrid 3.32 takes a comm out of its actors'
+  // activity lists (std::list) only when it finishes with a wait of that actor registered
+  // (CommImpl::finish in src/kernel/activity/CommImpl.cpp); one that a test finds ended stays
+  // in the list for the actor's whole life, never freed, and every later completion of the
+  // actor walks the list to remove its own comm: a ring step left one behind per rank, so a
+  // completion cost grew with the steps done (56% of the CPU at 256 ranks) and memory with them.
+  // A wait on the ended comm takes it out; it is done when the actor is about to block anyway,
+  // so no flow starts or ends in a different order.
+  std::vector<sg::ActivityPtr> ended_by_test_;
   // Local work under way, each with its end (SimGrid's clock, seconds); a handful at most.
   struct LocalWork {
     double end;
@@ -291,6 +300,8 @@ void Program::operator()() {
 }
 
 void Program::wait_next() {
+  for (const sg::ActivityPtr& ended : ended_by_test_) ended->wait();
+  ended_by_test_.clear();
   if (local_.empty()) {
     on_completed(static_cast<std::size_t>(sg::Activity::wait_any(activities_)));
   } else {
@@ -313,6 +324,7 @@ void Program::wait_next() {
   while (!activities_.empty()) {
     const ssize_t also = sg::Activity::test_any(activities_);
     if (also < 0) break;
+    ended_by_test_.push_back(activities_[static_cast<std::size_t>(also)]);
     on_completed(static_cast<std::size_t>(also));
   }
   const double now = Platform::clock();

@@ -24,6 +24,8 @@ Json packet_details(const PacketTiming& t, const topo::Topology& topology) {
   Json pauses_by_priority = Json::array();
   for (std::uint64_t p : t.pfc_pauses_by_priority) pauses_by_priority.push_back(p);
   return {{"events", t.events},
+          {"tx_done_events", t.tx_done_events},
+          {"idle_tx_done_events", t.idle_tx_done_events},
           {"data_packets", t.data_packets},
           {"data_packets_by_priority", std::move(packets_by_priority)},
           {"control_packets", t.control_packets},

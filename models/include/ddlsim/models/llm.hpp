@@ -10,7 +10,8 @@
 //    TP innermost (consecutive GPUs: inside the NVLink domain), then DP, then PP.
 //  - LlmMemory: parameters, gradients and optimizer states per ZeRO stage (Rajbhandari et al.
 //    2020) and activations per micro-batch (Korthikanti et al. 2022), per GPU (llm_memory.cpp).
-//  - LlmPlan: per pipeline stage, the ordered work of one iteration (1F1B) with its collectives
+//  - LlmPlan: per pipeline stage, the ordered work of one iteration (1F1B or interleaved 1F1B)
+//    with its collectives
 //    (llm_plan.cpp); llm_schedule() turns it into a Schedule (llm_schedule.cpp) and
 //    summarize_llm() the executed steps into the metrics (llm_metrics.cpp).
 #pragma once
@@ -98,6 +99,27 @@ struct LlmCoords {
 };
 int llm_rank(const LlmParallel& layout, LlmCoords c);
 LlmCoords llm_coords(const LlmParallel& layout, int rank);
+
+// One pass of a stage's compute stream: the forward or backward pass of a micro-batch through
+// one of the stage's model chunks (chunk c of stage i is virtual stage c x pp + i).
+struct LlmPass {
+  bool forward = true;
+  int micro_batch = 0;
+  int chunk = 0;
+};
+// The passes of pipeline stage `stage` in order, as Megatron-LM runs them (megatron/core/
+// pipeline_parallel/schedules.py). vpp = 1, 1F1B (Narayanan et al. 2021, section 2.2.1):
+// min(pp - stage - 1, m) forward passes, then one forward and one backward alternating, then the
+// remaining backward passes. vpp > 1, interleaved 1F1B (section 2.2.2;
+// forward_backward_pipelining_with_interleaving): m x vpp chunk passes; pass k of either
+// direction is micro-batch (k / (pp vpp)) pp + k % pp on chunk (k % (pp vpp)) / pp (backward:
+// vpp - 1 - that), i.e. micro-batches go through the chunks in groups of pp; the warm-up runs
+// (pp - stage - 1) x 2 + (vpp - 1) x pp forward passes (all of them when m = pp).
+std::vector<LlmPass> llm_pipeline_order(const LlmParallel& layout, int micro_batches, int stage);
+// The stage a pipeline transfer of `stage` goes to (send) or comes from (receive): forward
+// activations go to the next stage, gradients to the previous; with vpp > 1 the last stage's
+// next is the first (virtual stage i x pp + pp - 1 feeds (i + 1) x pp).
+int llm_pipeline_peer(const LlmParallel& layout, int stage, bool forward_dir, bool send);
 
 struct LlmSpec {
   LlmShape shape;

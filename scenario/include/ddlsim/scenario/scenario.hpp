@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ddlsim/collectives/call.hpp"
+#include "ddlsim/collectives/traffic.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/models/llm.hpp"
 #include "ddlsim/models/nccl_model.hpp"
@@ -21,7 +22,21 @@
 
 namespace ddlsim {
 
-// workload.type = "collective": one collective at a list of sizes.
+// A send_recv workload's "traffic" object (docs/workloads.md): point-to-point flows, all posted
+// at once. The pattern's flows are drawn when the scenario loads, once the ranks are known.
+struct TrafficSpec {
+  std::string pattern;           // "flows", "permutation", "incast" or "all_to_all_v"
+  std::uint64_t bytes = 0;       // permutation, incast: bytes per flow
+  std::uint64_t seed = 1;        // permutation
+  int senders = 0;               // incast; 0 = every rank but the receiver
+  int receiver = 0;              // incast
+  std::string matrix_file;       // all_to_all_v: the CSV, as the scenario names it
+  std::string matrix_csv;        // all_to_all_v: its contents
+  std::vector<coll::Flow> flows; // the flows (given, or drawn from the pattern at load)
+};
+
+// workload.type = "collective": one collective at a list of sizes, or (op send_recv with a
+// "traffic" object) one set of point-to-point flows.
 struct CollectiveWorkload {
   coll::Op op = coll::Op::all_reduce;
   std::string algorithm = "ring"; // or "auto", or "nccl" (NCCL's own choice per size)
@@ -35,8 +50,9 @@ struct CollectiveWorkload {
   coll::DataType dtype = coll::DataType::fp32;
   coll::Reduction reduction = coll::Reduction::sum;
   int root = 0;
-  int ranks = 0;                    // the first `ranks` GPUs in rank order; 0 = every GPU
-  std::vector<std::uint64_t> sizes; // bytes, nccl-tests meaning (see CollectiveCall::bytes)
+  int ranks = 0;                      // the first `ranks` GPUs in rank order; 0 = every GPU
+  std::vector<std::uint64_t> sizes;   // bytes, nccl-tests meaning (see CollectiveCall::bytes)
+  std::optional<TrafficSpec> traffic; // op send_recv with "traffic": `sizes` is then empty
 };
 
 // workload.type = "training": data-parallel training jobs on disjoint GPUs (models/), resolved
@@ -49,10 +65,26 @@ struct TrainingWorkload {
   int iterations = 0;
 };
 
+// workload.type = "iterative": an iterative algorithm whose every iteration computes, then runs
+// its collectives one after another, with sizes that may change from one iteration to the next
+// (e.g. a parallel SVM whose active set shrinks). Every value is per iteration, already
+// expanded from the scenario's constant, list, geometric series or CSV column.
+struct IterativeWorkload {
+  int iterations = 0;
+  std::vector<double> compute_seconds; // one per iteration
+  struct Step {
+    std::string name;                 // e.g. "gradient all-reduce"; defaults to the op
+    CollectiveWorkload collective;    // op, algorithm, dtype...; sizes = its distinct sizes
+    std::vector<std::uint64_t> bytes; // one per iteration; 0 = the step does not run then
+  };
+  std::vector<Step> steps;
+};
+
 struct WorkloadSpec {
   std::string type = "collective";
   CollectiveWorkload collective;
   TrainingWorkload training;
+  IterativeWorkload iterative;
   // workload.type = "llm_training": one large-model job on every GPU of the cluster.
   models::LlmSpec llm;
 };

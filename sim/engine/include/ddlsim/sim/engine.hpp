@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ddlsim/collectives/call.hpp"
+#include "ddlsim/collectives/traffic.hpp"
 #include "ddlsim/core/json_reader.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/models/llm.hpp"
@@ -52,10 +53,18 @@ struct LlmTraining {
   models::LlmSpec spec;
 };
 
+// Point-to-point flows, all posted at once (collectives/traffic.hpp): EngineResult::flow_times
+// gives when each ended.
+struct Traffic {
+  std::vector<coll::Flow> flows;
+  int ranks = 0;
+  coll::DataType dtype = coll::DataType::fp32;
+};
+
 // A collective call (algorithm "auto": chosen by timing the candidates on the analytic engine,
 // sim/auto_select.hpp; "nccl": NCCL's own choice per size, models/nccl_model.hpp, with
-// CommonOptions::nccl), a training iteration or a large-model training iteration.
-using Workload = std::variant<coll::CollectiveCall, TrainingIteration, LlmTraining>;
+// CommonOptions::nccl), a training iteration, a large-model training iteration or traffic.
+using Workload = std::variant<coll::CollectiveCall, TrainingIteration, LlmTraining, Traffic>;
 
 // How to run, the same for every engine.
 struct CommonOptions {
@@ -99,6 +108,8 @@ struct EngineResult {
   // A large-model iteration: its plan (collectives and NCCL's choices, memory) and metrics.
   std::shared_ptr<const models::LlmPlan> llm_plan;
   models::LlmIteration llm;
+  // Traffic: when each flow's receive completed (plus the launch overhead), in the flows' order.
+  std::vector<Picoseconds> flow_times;
   std::vector<StepRecord> steps_recorded; // with CommonOptions::record_steps
   EngineDetails details;
 };

@@ -60,6 +60,11 @@ struct PacketTiming {
   std::uint64_t steps = 0;
   std::uint64_t transfers = 0;
   std::uint64_t events = 0;
+  // Of the events, the ports' tx_done events (a port finished serializing a packet and had more
+  // waiting), and those of them that started no packet (nothing could go: a lossless port
+  // blocked on the next one, a window closed); a port has at most one tx_done pending.
+  std::uint64_t tx_done_events = 0;
+  std::uint64_t idle_tx_done_events = 0;
   std::uint64_t data_packets = 0;                                       // first transmissions
   std::array<std::uint64_t, kMaxPriorities> data_packets_by_priority{}; // first transmissions
   std::uint64_t control_packets = 0;                                    // ACKs and NACKs
