@@ -63,6 +63,7 @@ TEST_CASE("nvls: all-reduce through the switch is exact for p = 2..8, channels 1
 }
 
 TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
+  // Every dtype and reduction it takes (adasum is rejected: check_common).
   // 5 and 8 nodes: inner tree vertices with two child nodes (a scratch slot) in both trees;
   // 3 channels: tree 0, tree 1, tree 0; 20 chunks: blocks of 1, 2, 4, 8, 4, 1 (slot_blocks).
   for (auto [nodes, per_node] :
@@ -70,7 +71,7 @@ TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
     for (int channels : {1, 2, 3})
       for (int chunks : {1, 3, 20})
         for (Reduction reduction : {Reduction::sum, Reduction::avg})
-          for (DataType dtype : {DataType::fp32, DataType::bf16}) {
+          for (DataType dtype : {DataType::fp32, DataType::fp16, DataType::bf16}) {
             CollectiveCall call =
                 make_call(Op::all_reduce, "nvls_tree", nodes * per_node, 1001, dtype, reduction);
             call.node_of_rank = nodes_of(nodes, per_node);

@@ -150,16 +150,17 @@ TEST_CASE("nvls: nvls_tree on two H100 nodes beats a flat ring and uses every NI
 TEST_CASE("nvls: nvls_tree crosses the nodes in a tree, 2·lg N hops, not a ring's 2(N-1)") {
   // NCCL's NVLS-Tree runs a binary tree of the shard owners across the nodes (src/graph/
   // connect.cc, ncclGetDtree), and its tuner charges 2·log2(N) network hops (src/graph/
-  // tuning.cc). With a small message and one chunk the time is all latency: a leaf's shard goes
-  // lg N levels up and comes back, so 4 nodes take 4 hops and 8 nodes 6 (a ring: 6 and 14).
+  // tuning.cc). With a small message (1 KiB) and one chunk the time is all latency: a leaf's
+  // shard goes lg N levels up and comes back, so 4 nodes take 4 hops and 8 nodes 6 (a ring: 6
+  // and 14).
   const Picoseconds hop = 20 * kPsPerUs; // NCCL's NET latency for NVLS-Tree/Simple, about 20 us
-  auto one_chunk = [hop](int nodes, int chunks) {
+  auto time_for = [hop](int nodes, int chunks) {
     const int gpus = 2;
-    coll::CollectiveCall call = call_of("nvls_tree", nodes * gpus, 64 * 1024, chunks, gpus);
+    coll::CollectiveCall call = call_of("nvls_tree", nodes * gpus, 1024, chunks, gpus);
     call.protocol.inter_hop_ps = hop;
     return time_of(cluster(nodes, gpus, true), call);
   };
-  const Picoseconds four = one_chunk(4, 1), eight = one_chunk(8, 1);
+  const Picoseconds four = time_for(4, 1), eight = time_for(8, 1);
   CHECK(four >= 4 * hop);
   CHECK(four < 5 * hop);
   CHECK(eight >= 6 * hop);
@@ -167,10 +168,15 @@ TEST_CASE("nvls: nvls_tree crosses the nodes in a tree, 2·lg N hops, not a ring
   // Doubling the nodes adds one level: two hops, not the ring's 2N.
   CHECK(eight - four >= 2 * hop - hop / 4);
   CHECK(eight - four <= 2 * hop + hop / 4);
-  // 64 chunks go in blocks of up to NCCL_STEPS = 8 (13 blocks), each crossing a hop together:
-  // far below 64 chunks one round trip each, and below one round trip per block.
-  const Picoseconds many = one_chunk(4, 64);
-  CHECK(many > four);
-  CHECK(many < 13 * 4 * hop);
-  CHECK(many < 64 * four / 8);
+  // 64 chunks go in 13 blocks of up to NCCL_STEPS = 8 (1, 2, 4, 8, ..., 8, 4, 2, 1), each block
+  // crossing a hop together, pipelined through the tree with the up and down streams at once:
+  // the first block's round trip (2·lg N hops) and one hop per further block, blocks + 2·lg N - 1
+  // hops, far below one round trip per block (13 · 2·lg N) or one hop per chunk (64).
+  for (int nodes : {2, 4, 8}) {
+    INFO("nodes = " << nodes);
+    const int levels = nodes == 2 ? 1 : nodes == 4 ? 2 : 3;
+    const Picoseconds many = time_for(nodes, 64);
+    CHECK(many >= (13 + 2 * levels - 1) * hop);
+    CHECK(many < (13 + 2 * levels) * hop);
+  }
 }

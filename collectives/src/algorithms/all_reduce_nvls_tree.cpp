@@ -22,7 +22,10 @@
 // (switch_multicast; NCCL's bcast warps and "gather"). The up and down streams run at once, in
 // blocks of up to NCCL_STEPS = 8 chunks (a connection's slots); the broadcast of block b is
 // issued `lag` blocks after its reduce (tree.hpp's lag: the levels to the root and back), so
-// in-order issue does not hold the upward stream behind a broadcast. L = 1 has no switch
+// in-order issue does not hold the upward stream behind a broadcast. Per block a rank posts
+// all its receives (from the child nodes for block b, from the parent for block b - lag) before
+// any step that waits for data, so every receive is posted before its data can arrive and a
+// block costs one hop latency per level, not one per chunk or two per block. L = 1 has no switch
 // steps (the shard is the chunk, copied to the output); N = 1 is a one-node NVLS program.
 //
 // Cost. A chunk climbs ⌈lg N⌉ tree levels and comes back: 2·⌈lg N⌉ inter-node hops, the count
@@ -31,8 +34,9 @@
 // owner sends m up and receives m; an inner owner receives 2m from its children, sends m up,
 // receives m and sends 2m down. Over both trees (C even) each NIC carries about 2m each way per
 // pair of channels; with n bytes, intra rate B_i, NIC rate B_o, pipelined over K chunks:
-//   T ≈ (n + n/L)/B_i + 2(n/L)/B_o + 2(⌈lg N⌉ + ⌈K/8⌉)·α_inter  (N > 2; for N = 2 (n/L)/B_o,
-// the one exchange each way NCCL's tuner doubles NVLS-Tree's inter-node rate for).
+//   T ≈ (n + n/L)/B_i + 2(n/L)/B_o + (2⌈lg N⌉ + B - 1)·α_inter  (N > 2; for N = 2 (n/L)/B_o,
+// the one exchange each way NCCL's tuner doubles NVLS-Tree's inter-node rate for), B the
+// blocks of slot_blocks (13 for K = 64: the first block's round trip, then one hop per block).
 // avg: the root owner scales its shard by 1/p before sending it down.
 #include "nvls.hpp"
 #include "phases.hpp"
@@ -111,6 +115,8 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
   const int parent = links.up, lag = links.lag;
   const std::array<int, 3> kids = links.down;
   const bool root = parent < 0;
+  // Where the final shard is (received from the parent, or at the root the reduced shard).
+  auto down = [&](ElementRange range) { return root || L == 1 ? out.at(range) : slot(1, range); };
   const std::vector<int> starts = slot_blocks(s.chunks);
   const int blocks = int(starts.size()) - 1;
   // Per chunk: the switch reduce of this rank's shard, and the step after which the shard holds
@@ -118,10 +124,13 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
   // the parent.
   std::vector<std::uint32_t> own(std::size_t(s.chunks), kNoStep),
       reduced(std::size_t(s.chunks), kNoStep);
+  // Per chunk of the block being reduced: its receives from the child nodes.
+  std::vector<std::array<std::uint32_t, 3>> got;
   Step step;
   for (int i = 0; i < blocks + lag; ++i) {
     if (i < blocks) { // reduce block i toward the root
       const int begin = starts[std::size_t(i)], end = starts[std::size_t(i) + 1];
+      got.assign(std::size_t(end - begin), {kNoStep, kNoStep, kNoStep});
       for (int j = begin; j < end; ++j)
         for (int k = 0; k < L; ++k) {
           const ElementRange r = shard(j, k);
@@ -134,24 +143,48 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
           co_yield prog.emit(std::move(step));
           if (k == local) own[std::size_t(j)] = prog.last();
         }
+      // The receives of the whole block from the child nodes first, so that the block's
+      // chunks cross the hop together (their latencies overlap in the connection's slots); a
+      // receive posted only after the previous chunk's send up started would wait for that
+      // chunk's arrival, one hop latency per chunk.
       for (int j = begin; j < end; ++j) {
         const ElementRange r = shard(j, local);
         if (r.size() == 0) continue;
         const BufferRange acc = out.at(r);
-        std::uint32_t last = own[std::size_t(j)];
-        std::array<std::uint32_t, 3> got{kNoStep, kNoStep, kNoStep};
         int received = 0;
         for (int child : kids) {
           if (child < 0) continue;
           if (received == 0)
-            co_yield prog.emit(recv_reduce_step(child, acc, acc), last);
+            co_yield prog.emit(recv_reduce_step(child, acc, acc), own[std::size_t(j)]);
           else
             co_yield prog.emit(recv_step(child, slot(received - 1, r)));
-          got[std::size_t(received++)] = prog.last();
+          got[std::size_t(j - begin)][std::size_t(received++)] = prog.last();
         }
-        if (received > 0) last = got[0];
+      }
+    }
+    // Then the receives of block i - lag from the parent, before this block's reduces and sends
+    // up wait for the children: a receive posted only after those would add a hop latency per
+    // block. With L > 1 they land in a scratch slot (NCCL receives into its connection buffer)
+    // and wait for nothing; with L = 1 in the output, after the send up that read it.
+    if (i >= lag && !root)
+      for (int j = starts[std::size_t(i - lag)]; j < starts[std::size_t(i - lag) + 1]; ++j) {
+        const ElementRange r = shard(j, local);
+        if (r.size() == 0) continue;
+        co_yield prog.emit(recv_step(parent, down(r)), L > 1 ? kNoStep : reduced[std::size_t(j)]);
+        reduced[std::size_t(j)] = prog.last();
+      }
+    if (i < blocks) { // block i: add the children's sums, send up
+      const int begin = starts[std::size_t(i)], end = starts[std::size_t(i) + 1];
+      for (int j = begin; j < end; ++j) {
+        const ElementRange r = shard(j, local);
+        if (r.size() == 0) continue;
+        const BufferRange acc = out.at(r);
+        const auto& mine = got[std::size_t(j - begin)];
+        const int received = int(
+            std::count_if(mine.begin(), mine.end(), [](std::uint32_t k) { return k != kNoStep; }));
+        std::uint32_t last = received > 0 ? mine[0] : own[std::size_t(j)];
         for (int k = 1; k < received; ++k) {
-          co_yield prog.emit(reduce_step(slot(k - 1, r), acc), last, got[std::size_t(k)]);
+          co_yield prog.emit(reduce_step(slot(k - 1, r), acc), last, mine[std::size_t(k)]);
           last = prog.last();
         }
         if (root && s.avg()) {
@@ -166,29 +199,22 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
       }
     }
     if (i < lag) continue;
-    // Broadcast block i - lag down and multicast it in the node: the receives first (each
-    // overwrites what its send up read), then per chunk the sends and the multicasts.
+    // Broadcast block i - lag down and multicast it in the node, per chunk.
     const int begin = starts[std::size_t(i - lag)], end = starts[std::size_t(i - lag) + 1];
-    if (!root)
-      for (int j = begin; j < end; ++j) {
-        const ElementRange r = shard(j, local);
-        if (r.size() == 0) continue;
-        co_yield prog.emit(recv_step(parent, out.at(r)), reduced[std::size_t(j)]);
-        reduced[std::size_t(j)] = prog.last();
-      }
     for (int j = begin; j < end; ++j) {
       const std::uint32_t ready = reduced[std::size_t(j)];
       const ElementRange r = shard(j, local);
       if (r.size() != 0)
         for (int child : kids)
-          if (child >= 0) co_yield prog.emit(send_step(child, out.at(r)), ready);
+          if (child >= 0) co_yield prog.emit(send_step(child, down(r)), ready);
       for (int k = 0; k < L && L > 1; ++k) {
         const ElementRange q = shard(j, k);
         if (q.size() == 0) continue;
         if (k != local)
           step = switch_multicast_step(first + k, {}, out.at(q), q.size() * s.e, L);
         else
-          step = switch_multicast_step(s.rank, out.at(q), {}, q.size() * s.e, L);
+          step = switch_multicast_step(s.rank, down(q), root ? BufferRange{} : out.at(q),
+                                       q.size() * s.e, L);
         co_yield prog.emit(std::move(step), k == local ? ready : kNoStep);
       }
     }
@@ -202,8 +228,9 @@ public:
             "nvls_tree", Op::all_reduce,
             "NVLS in each node (switch reduce-scatter to per-GPU shards), a binary tree per "
             "shard across nodes over each GPU's NIC (both trees of NCCL's double binary tree, "
-            "alternating by channel), NVLS multicast back; 2·⌈lg N⌉ inter-node hops, "
-            "(n + n/L)·β_intra + 2(n/L)·β_inter per GPU; uses chunks, channels (NCCL "
+            "alternating by channel), NVLS multicast back; ≈ (2⌈lg N⌉ + B - 1)·α_inter (B "
+            "blocks of up to 8 chunks) + (n + n/L)·β_intra + 2(n/L)·β_inter per GPU; uses chunks, "
+            "channels (NCCL "
             "src/device/all_reduce.h NVLS_TREE, src/graph/connect.cc)") {}
 
   void check(const CollectiveCall& call) const override {
@@ -214,10 +241,12 @@ public:
       reject("the nodes of node_of_rank differ in size; NVLS-Tree pairs the shard owners of "
              "every node, so each node needs the same number of ranks");
   }
-  // One buffer-sized slot for a second child node (an inner vertex of a tree has two).
+  // Buffer-sized slots: 0 for a second child node (an inner vertex of a tree has two), 1 for
+  // the final shards from the parent (L > 1).
   std::uint64_t scratch_bytes(const CollectiveCall& call, int rank) const override {
     const int L = uniform_node_size(call), N = call.ranks / L;
     if (N == 1) return 0;
+    if (L > 1) return 2 * call.bytes;
     int most = 0;
     for (int c = 0; c < std::min(2, call.params.channels); ++c)
       most = std::max(most, nvls_tree_links(rank, c, L, N).children());
