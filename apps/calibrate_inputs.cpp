@@ -122,13 +122,13 @@ std::vector<std::string> layout_contradictions(const calib::MeasuredSet& set,
                                                const topo::ClusterSpec& cluster) {
   std::vector<std::string> lines;
   const calib::MeasuredSystem& s = set.system;
-  int nodes = 0, gpus = 0, most_per_node = 0;
+  int nodes = 0, most_per_node = 0;
+  const std::int64_t gpus = topo::total_gpus(cluster);
   bool arch_match = false;
   std::string scenario_gpus;
   const int log_cc = s.gpu_name.empty() ? 0 : models::compute_capability(s.gpu_name);
   for (const topo::NodeGroup& g : cluster.node_groups) {
     nodes += g.count;
-    gpus += g.count * g.spec.gpus;
     most_per_node = std::max(most_per_node, g.spec.gpus);
     const int cc = models::compute_capability(g.spec.gpu_model);
     arch_match |= cc == 0 || cc == log_cc;

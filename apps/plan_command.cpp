@@ -145,15 +145,24 @@ void run_layout_search(const PlanOptions& options, const Json& json) {
   runner::LayoutSearchOptions search_options;
   if (!options.micro_batches.empty()) search_options.micro_batches = options.micro_batches;
   search_options.threads = options.threads;
+  // The printed rows (and the runner-up the winner's reason compares with) are ranked exactly;
+  // layouts that cannot reach them are not simulated.
+  search_options.keep = std::max<std::size_t>(options.top, 2);
   const bool terminal = isatty(STDERR_FILENO) == 1;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
   search_options.progress = [&](std::size_t done, std::size_t total) {
-    if (!terminal) return;
     const auto now = std::chrono::steady_clock::now();
-    if (done < total && now - last < std::chrono::milliseconds(250)) return;
+    // On a terminal one line rewritten 4 times a second; into a file or pipe a line every 10 s.
+    if (done < total && now - last < std::chrono::milliseconds(terminal ? 250 : 10000)) return;
     last = now;
-    std::fprintf(stderr, "\rplan: %zu/%zu layouts simulated, %.1f s\033[K", done, total,
+    if (!terminal) {
+      if (done < total)
+        std::fprintf(stderr, "plan: %zu/%zu layouts done, %.1f s\n", done, total,
+                     std::chrono::duration<double>(now - start).count());
+      return;
+    }
+    std::fprintf(stderr, "\rplan: %zu/%zu layouts done, %.1f s\033[K", done, total,
                  std::chrono::duration<double>(now - start).count());
     if (done == total) std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);

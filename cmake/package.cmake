@@ -59,7 +59,7 @@ function(ddlsim_link_order out)
 endfunction()
 
 ddlsim_collect_libraries(DDLSIM_LIBRARIES core topologies collectives models sim scenario calibrate
-                         planning real apps)
+                         planning jobs real apps)
 ddlsim_link_order(DDLSIM_LIBRARIES_LINK_ORDER ${DDLSIM_LIBRARIES})
 
 set(_ddlsim_header_dirs "")

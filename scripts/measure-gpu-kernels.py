@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Kernel rates of one NVIDIA GPU, for ddlsim's GPU compute model (tests/data/gpu-kernels/ holds
+# Kernel rates of one NVIDIA GPU, for ddlsim's GPU compute model (models/kernel-rates/ holds
 # one run). Needs PyTorch with CUDA. Usage: OUT=DIR python3 scripts/measure-gpu-kernels.py
 # Writes TSVs to $OUT (default .): GEMM TFLOP/s per (M, N, K, layout) in bf16 and fp8, attention TFLOP/s per
 # backend, and memory-bound kernels' bandwidth. Random normal data (zeros run faster).

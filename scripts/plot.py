@@ -17,6 +17,12 @@
       GPU count). Right, cost (or GPU-hours) against time, the Pareto front marked and joined,
       the recommended point circled.
 
+  scripts/plot.py jobs JOB_TRACE_REPORT.json... -o jobs.png
+      For reports of job_trace workloads (a shared cluster over time): prints per report the
+      makespan, utilisation, mean wait and slowdown, and writes one timeline per report (a bar
+      per job: waiting light, running coloured by slowdown against running alone) above the
+      busy GPUs over time. Several reports (e.g. two placements of one trace) share the axes.
+
 Uses Debian's matplotlib: run it with /usr/bin/python3.
 """
 import argparse
@@ -197,6 +203,47 @@ def plot_plan(report, output):
     print(f"wrote {output}")
 
 
+def plot_jobs(reports, output):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib import cm, colors
+
+    reports = [r for r in reports if r.get("workload") == "job_trace"]
+    if not reports:
+        sys.exit("plot.py jobs: no job_trace report among the files")
+    print(f"{'placement':>14} {'queue':>6} {'makespan_s':>11} {'util_%':>7} {'wait_s':>8} {'slowdown':>9}")
+    for r in reports:
+        print(f"{r['placement']:>14} {r['queue']:>6} {r['makespan_s']:11.1f} {100 * r['utilisation']:7.1f} "
+              f"{r['mean_queueing_s']:8.1f} {r['mean_slowdown']:9.3f}")
+    end = max(max(j["end_s"] for j in r["jobs"]) for r in reports)
+    worst = max(max(j["slowdown"] for j in r["jobs"]) for r in reports)
+    norm = colors.Normalize(vmin=1.0, vmax=max(worst, 1.01))
+    cmap = cm.get_cmap("viridis_r")
+    fig, axes = plt.subplots(2, len(reports), figsize=(6 * len(reports), 6.5), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
+    for col, r in enumerate(reports):
+        ax = axes[0][col]
+        for row, j in enumerate(r["jobs"]):
+            ax.barh(row, j["start_s"] - j["arrival_s"], left=j["arrival_s"], color="0.85", height=0.8)
+            ax.barh(row, j["run_s"], left=j["start_s"], color=cmap(norm(j["slowdown"])), height=0.8)
+        ax.set_yticks(range(len(r["jobs"])))
+        ax.set_yticklabels([f"{j['id']} ({j['gpus']})" for j in r["jobs"]], fontsize=6)
+        ax.invert_yaxis()
+        ax.set_title(f"{r['placement']} / {r['queue']}: makespan {r['makespan_s']:.0f} s, "
+                     f"mean slowdown {r['mean_slowdown']:.2f}", fontsize=9)
+        busy = axes[1][col]
+        times = [p["time_s"] for p in r["busy_gpus"]] + [end]
+        gpus = [p["busy_gpus"] for p in r["busy_gpus"]] + [r["busy_gpus"][-1]["busy_gpus"]]
+        busy.step(times, gpus, where="post")
+        busy.set_ylim(0, r["cluster_gpus"] * 1.05)
+        busy.set_ylabel("busy GPUs")
+        busy.set_xlabel("time (s)")
+    fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), ax=axes[0].tolist(), label="slowdown vs alone")
+    fig.savefig(output, dpi=120)
+    print(f"wrote {output}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -209,7 +256,13 @@ def main():
     plan = sub.add_parser("plan", help="throughput vs GPUs per configuration, cost vs time with the front")
     plan.add_argument("report")
     plan.add_argument("-o", "--output", default="plan.png")
+    jobs = sub.add_parser("jobs", help="a shared cluster's job timeline and busy GPUs")
+    jobs.add_argument("reports", nargs="+")
+    jobs.add_argument("-o", "--output", default="jobs.png")
     args = parser.parse_args()
+    if args.command == "jobs":
+        plot_jobs(load(args.reports), args.output)
+        return
     if args.command == "plan":
         plot_plan(load([args.report])[0], args.output)
         return

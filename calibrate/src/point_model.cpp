@@ -15,9 +15,9 @@ namespace ddlsim::calib {
 
 PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
     : spec_(std::move(spec)), seed_(seed) {
+  total_gpus_ = static_cast<int>(topo::total_gpus(spec_)); // a checked spec's total fits
   for (const topo::NodeGroup& group : spec_.node_groups) {
     nodes_ += group.count;
-    total_gpus_ += group.count * group.spec.gpus;
     if (gpus_per_node_ == 0)
       gpus_per_node_ = group.spec.gpus;
     else if (gpus_per_node_ != group.spec.gpus)

@@ -31,6 +31,7 @@
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/llm.hpp"
+#include "llm_compute.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -40,80 +41,6 @@
 
 namespace ddlsim::models {
 namespace {
-
-struct BlockTimes {
-  Picoseconds attention_forward = 0, attention_backward = 0;
-  Picoseconds ffn_forward = 0, ffn_backward = 0; // dense FFN, or the experts of an MoE layer
-  Picoseconds router_forward = 0, router_backward = 0;
-  Picoseconds scores_forward = 0; // attention's QK^T and softmax x V (selective recompute)
-};
-
-// One roofline "layer" of `flops` per sequence (forward; backward twice that).
-Layer roofline_layer(LayerKind kind, double parameters, double flops, double activation_bytes) {
-  Layer layer;
-  layer.kind = kind;
-  layer.parameters = static_cast<std::uint64_t>(parameters);
-  layer.forward_flops = flops;
-  layer.backward_flops = 2 * flops;
-  layer.activation_bytes = static_cast<std::uint64_t>(activation_bytes * 2); // fp32 convention
-  return layer;
-}
-
-// The GPU for the matrix multiplies: FP8 training runs them at the FP8 peak (Transformer Engine
-// keeps attention's softmax and the norms in BF16).
-GpuSpec gemm_gpu(const LlmSpec& spec) {
-  GpuSpec gpu = spec.gpu;
-  if (spec.precision == LlmPrecision::fp8) gpu.fp16_flops = gpu.fp8_flops;
-  return gpu;
-}
-
-BlockTimes block_times(const LlmSpec& spec, int layer) {
-  const LlmShape& m = spec.shape;
-  const double t = spec.parallel.tp, s = m.seq_len, h = static_cast<double>(m.hidden);
-  const int b = spec.micro_batch;
-  const GpuSpec gemm = gemm_gpu(spec);
-  const double tokens_activation = s * h / t; // one block's output per sequence, bytes at 2 B
-  auto times = [&](const GpuSpec& gpu, const Layer& l) {
-    return layer_times(l, gpu, Precision::fp16, b, 1.0);
-  };
-  BlockTimes out;
-  const double projections = 2 * h * h + 2 * h * static_cast<double>(m.kv_dim());
-  const LayerTimes norm = times(spec.gpu, roofline_layer(LayerKind::norm, h, 8 * s * h, s * h));
-  const LayerTimes qkvo =
-      times(gemm, roofline_layer(LayerKind::linear, projections / t, 2 * s * projections / t,
-                                 2 * tokens_activation));
-  const LayerTimes scores = times(
-      spec.gpu, roofline_layer(LayerKind::attention, 0, 4 * s * s * h / t, tokens_activation));
-  out.attention_forward = norm.forward + qkvo.forward + scores.forward;
-  out.attention_backward = norm.backward + qkvo.backward + scores.backward;
-  out.scores_forward = scores.forward;
-  const double mats = m.gated_ffn ? 3 : 2;
-  if (m.is_moe_layer(layer)) {
-    const MoeShape& moe = *m.moe;
-    // Each expert's GPU computes its share of the routed tokens padded to the capacity factor.
-    const double f = static_cast<double>(moe.expert_ffn);
-    const double routed = moe.top_k * moe.capacity_factor + moe.shared_experts;
-    const double weights =
-        mats * h * f * (static_cast<double>(moe.experts) / spec.parallel.ep + moe.shared_experts);
-    const LayerTimes experts =
-        times(gemm, roofline_layer(LayerKind::linear, weights / t,
-                                   2 * s * mats * h * f * routed / t, routed * s * f / t));
-    const LayerTimes router =
-        times(spec.gpu, roofline_layer(LayerKind::linear, h * moe.experts, 2 * s * h * moe.experts,
-                                       s * moe.experts));
-    out.ffn_forward = norm.forward + experts.forward;
-    out.ffn_backward = norm.backward + experts.backward;
-    out.router_forward = router.forward;
-    out.router_backward = router.backward;
-  } else {
-    const double f = static_cast<double>(m.ffn);
-    const LayerTimes ffn = times(gemm, roofline_layer(LayerKind::linear, mats * h * f / t,
-                                                      2 * s * mats * h * f / t, s * f / t));
-    out.ffn_forward = norm.forward + ffn.forward;
-    out.ffn_backward = norm.backward + ffn.backward;
-  }
-  return out;
-}
 
 // Builds the stages' work and the collectives they name.
 class Planner {
@@ -144,7 +71,7 @@ public:
           std::max<std::uint64_t>(2, static_cast<std::uint64_t>(bytes / p.ep) / 2 * 2);
       ep_all_to_all_ = collective(LlmGroup::ep, coll::Op::all_to_all, per_peer * p.ep);
     }
-    for (int l = 0; l < m.layers; ++l) times_.push_back(block_times(spec, l));
+    for (int l = 0; l < m.layers; ++l) times_.push_back(llm_block_times(spec, l));
   }
 
   LlmPlan run() {
@@ -329,15 +256,12 @@ private:
     const int virtual_stages = p.pp * p.vpp;
     const int micro_batches = spec_.micro_batches();
     const bool zero3 = p.zero >= 3;
-    const double t = p.tp, s = m.seq_len, h = static_cast<double>(m.hidden);
+    const double t = p.tp, h = static_cast<double>(m.hidden);
     const double v = static_cast<double>(m.vocab);
     dp_launches_ = 0;
     // The embedding lookup (memory-bound) and the logits with the loss.
-    const LayerTimes embed = layer_times(roofline_layer(LayerKind::embedding, v * h / t, 0, s * h),
-                                         spec_.gpu, Precision::fp16, spec_.micro_batch, 1.0);
-    const LayerTimes logits =
-        layer_times(roofline_layer(LayerKind::linear, v * h / t, 2 * s * h * v / t, 2 * s * v / t),
-                    gemm_gpu(spec_), Precision::fp16, spec_.micro_batch, 1.0);
+    const LayerTimes embed = llm_embedding_times(spec_);
+    const LayerTimes logits = llm_logits_times(spec_);
     std::vector<LlmOp> ops;
     std::vector<std::pair<int, int>> gathered(static_cast<std::size_t>(m.layers), {-1, -1});
     // Model chunk `chunk` of this stage is virtual stage chunk x pp + stage (Narayanan et al.

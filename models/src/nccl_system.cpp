@@ -225,8 +225,7 @@ bool nccl_ll128_architecture(int version, int cc) {
 
 NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
   NcclSystem s;
-  int total = 0;
-  for (const topo::NodeGroup& group : spec.node_groups) total += group.count * group.spec.gpus;
+  const std::int64_t total = topo::total_gpus(spec);
   if (ranks < 1 || ranks > total)
     throw InputError("/workload/ranks", "NCCL's model needs 1 to " + std::to_string(total) +
                                             " ranks (the cluster's GPUs), found " +

@@ -25,24 +25,13 @@ std::vector<double> csv_column(const JsonValue& where, const std::filesystem::pa
   std::istringstream lines(text);
   std::string line;
   int line_number = 0;
-  auto cells = [](const std::string& row) {
-    std::vector<std::string> out;
-    std::string cell;
-    std::istringstream in(row);
-    while (std::getline(in, cell, ',')) {
-      const auto begin = cell.find_first_not_of(" \t\r");
-      const auto end = cell.find_last_not_of(" \t\r");
-      out.push_back(begin == std::string::npos ? "" : cell.substr(begin, end - begin + 1));
-    }
-    return out;
-  };
   std::size_t index = 0;
   bool header = false;
   std::vector<double> values;
   while (std::getline(lines, line)) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-    const std::vector<std::string> row = cells(line);
+    const std::vector<std::string> row = split_csv_row(line);
     const std::string at = file.string() + ":" + std::to_string(line_number);
     if (!header) {
       const auto found = std::find(row.begin(), row.end(), column);

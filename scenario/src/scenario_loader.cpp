@@ -16,13 +16,6 @@
 namespace ddlsim {
 namespace {
 
-std::int64_t total_gpus(const topo::ClusterSpec& spec) {
-  std::int64_t gpus = 0;
-  for (const topo::NodeGroup& group : spec.node_groups)
-    gpus += static_cast<std::int64_t>(group.count) * group.spec.gpus;
-  return gpus;
-}
-
 // The node of every GPU rank as the algorithms see it (an NVLink domain counts as one node).
 std::vector<int> node_of_rank(const topo::ClusterSpec& spec, int ranks) {
   std::vector<int> nodes = topo::algorithm_node_of_gpu(spec);
@@ -85,7 +78,7 @@ void check_traffic(TrafficSpec& t, int ranks, coll::DataType dtype) {
 
 // Cross-section checks: the collective fits the cluster and its algorithm accepts every size.
 void check_collective(CollectiveWorkload& c, const topo::ClusterSpec& cluster) {
-  const std::int64_t gpus = total_gpus(cluster);
+  const std::int64_t gpus = topo::total_gpus(cluster);
   if (c.ranks == 0) c.ranks = static_cast<int>(gpus);
   if (c.ranks > gpus)
     throw InputError("/workload/ranks", "asks for " + std::to_string(c.ranks) +

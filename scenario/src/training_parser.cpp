@@ -329,6 +329,18 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
 
 } // namespace
 
+models::JobSpec parse_training_job(const JsonValue& value, const topo::ClusterSpec& cluster,
+                                   const std::filesystem::path& base_dir, const std::string& name) {
+  const ClusterGpus gpus = cluster_gpus(cluster);
+  std::vector<int> used(gpus.model.size(), 0);
+  int next_free = 0;
+  JsonObject object = value.object();
+  models::JobSpec job = parse_job(object, gpus, cluster, used, next_free, base_dir, name);
+  object.finish();
+  (void)models::plan_training({job}); // what the collectives cannot do is an error now
+  return job;
+}
+
 TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,
                                 const std::filesystem::path& base_dir) {
   TrainingWorkload training;

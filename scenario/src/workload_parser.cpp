@@ -159,7 +159,12 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
   WorkloadSpec workload;
   JsonObject object = section.object();
   workload.type = object.required("type").choice(
-      std::vector<std::string>{"collective", "training", "llm_training", "iterative"});
+      std::vector<std::string>{"collective", "training", "llm_training", "iterative", "job_trace"});
+  if (workload.type == "job_trace") {
+    workload.job_trace = parse_job_trace(object, cluster, base_dir);
+    object.finish();
+    return workload;
+  }
   if (workload.type == "iterative") {
     workload.iterative = parse_iterative(object, base_dir);
     object.finish();

@@ -16,6 +16,13 @@ models::NcclOverrides parse_nccl_overrides(const JsonValue& section);
 // caller finishes the object. Model files are relative to `base_dir`.
 TrainingWorkload parse_training(JsonObject& workload, const topo::ClusterSpec& cluster,
                                 const std::filesystem::path& base_dir);
+// One training job (the keys of one entry of a training workload's "jobs", "gpus" a count) on
+// the cluster's first GPUs, named `name`; planned once so that errors come now.
+models::JobSpec parse_training_job(const JsonValue& job, const topo::ClusterSpec& cluster,
+                                   const std::filesystem::path& base_dir, const std::string& name);
+// workload.type = "job_trace" (job_trace_parser.cpp): reads the keys of `workload` it knows.
+JobTraceWorkload parse_job_trace(JsonObject& workload, const topo::ClusterSpec& cluster,
+                                 const std::filesystem::path& base_dir);
 // workload.type = "llm_training" (llm_parser.cpp): reads the keys of `workload` it knows.
 models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster,
                           bool check_memory = true);
@@ -26,5 +33,8 @@ IterativeWorkload parse_iterative(JsonObject& workload, const std::filesystem::p
 void parse_collective_keys(JsonObject& object, CollectiveWorkload& c);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
+// The cells of one CSV row (split at commas, blanks around each cell trimmed; a trailing comma
+// ends with an empty cell). For the CSV inputs: iterative series and job traces.
+std::vector<std::string> split_csv_row(const std::string& row);
 
 } // namespace ddlsim::detail

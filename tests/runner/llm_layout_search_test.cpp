@@ -86,3 +86,74 @@ TEST_CASE("llm plan: bad search options are errors naming the flag") {
   CHECK_THAT(error_of([&] { runner::enumerate_layouts(s, options, search); }),
              Catch::Contains("--micro-batches"));
 }
+
+TEST_CASE("llm plan: the compute bound never exceeds a simulated time") {
+  const Scenario s = scenario();
+  runner::LayoutSearchOptions options;
+  options.micro_batches = {1, 2};
+  options.keep = 1000; // bounds computed, nothing skipped
+  const runner::LayoutSearch search = runner::search_layouts(s, options);
+  REQUIRE(search.ranked.size() >= 3);
+  CHECK(search.pruned.empty());
+  for (const runner::LayoutCandidate& c : search.ranked) {
+    INFO(c.describe());
+    CHECK(c.compute_bound > 0);
+    CHECK(c.compute_bound <= c.iteration.time);
+  }
+}
+
+TEST_CASE("llm plan: skipping layouts that cannot reach the top rows keeps those rows exact") {
+  const Scenario s = scenario();
+  runner::LayoutSearchOptions options;
+  options.micro_batches = {1, 2, 4};
+  const runner::LayoutSearch all = runner::search_layouts(s, options); // brute force
+  CHECK(all.pruned.empty());
+  for (std::size_t keep : {std::size_t(1), std::size_t(2), std::size_t(3)}) {
+    for (unsigned threads : {1u, 2u}) {
+      options.keep = keep;
+      options.threads = threads;
+      std::size_t calls = 0;
+      std::size_t last_total = 0;
+      options.progress = [&](std::size_t done, std::size_t total) {
+        ++calls;
+        last_total = total;
+        CHECK(done <= total);
+      };
+      const runner::LayoutSearch fast = runner::search_layouts(s, options);
+      INFO("keep " << keep << ", threads " << threads);
+      // Every layout is accounted for: simulated, refused or skipped.
+      CHECK(fast.ranked.size() + fast.failed.size() + fast.pruned.size() ==
+            all.ranked.size() + all.failed.size());
+      CHECK(calls == last_total);
+      REQUIRE(fast.ranked.size() >= keep);
+      for (std::size_t i = 0; i < keep; ++i) {
+        CHECK(fast.ranked[i].describe() == all.ranked[i].describe());
+        CHECK(fast.ranked[i].iteration.time == all.ranked[i].iteration.time);
+        CHECK(fast.ranked[i].iteration.mfu == all.ranked[i].iteration.mfu);
+      }
+      for (const runner::LayoutCandidate& c : fast.pruned)
+        CHECK(c.compute_bound > fast.ranked[keep - 1].iteration.time);
+      std::ostringstream a, b;
+      runner::LayoutSearch all_but_reason = all, fast_but_reason = fast;
+      all_but_reason.reason = fast_but_reason.reason = "";
+      runner::print_layout_search(all_but_reason, s, keep, false, a);
+      runner::print_layout_search(fast_but_reason, s, keep, false, b);
+      // The table's rows and the winner are the same (the header's counts and the line counting
+      // the rows not shown differ); so is the reason where the runner-up is ranked exactly too.
+      const auto body = [](const std::string& text) {
+        std::istringstream in(text);
+        std::string out;
+        for (std::string line; std::getline(in, line);)
+          if (line.rfind("# layouts of", 0) != 0 &&
+              line.find("slower layouts not shown") == std::string::npos)
+            out += line + "\n";
+        return out;
+      };
+      if (keep >= 2) CHECK(fast.reason == all.reason);
+      CHECK(body(a.str()) == body(b.str()));
+    }
+  }
+  options.keep = 1;
+  options.threads = 1;
+  CHECK_FALSE(runner::search_layouts(s, options).pruned.empty()); // the bound does prune here
+}

@@ -97,6 +97,17 @@ TEST_CASE("scale-up: collective algorithms see an NVLink domain as one node") {
   CHECK(dgx[23] == 2);
 }
 
+TEST_CASE("scale-up: a cluster's GPU count sums nodes x GPUs over groups without overflow") {
+  ClusterSpec mixed = cluster("gb200-nvl72", 2);
+  mixed.node_groups.push_back(NodeGroup{*find_node_preset("dgx-h100"), 2});
+  CHECK(total_gpus(mixed) == 24);
+  CHECK(total_gpus(mixed) == static_cast<std::int64_t>(algorithm_node_of_gpu(mixed).size()));
+  // An unchecked spec built in code may exceed an int; the count stays exact.
+  ClusterSpec huge = cluster("dgx-h100", 1);
+  huge.node_groups[0].count = 1 << 30;
+  CHECK(total_gpus(huge) == (std::int64_t{1} << 33));
+}
+
 TEST_CASE("scale-up: a node of more than 64 GPUs builds, up to NVIDIA's 576-GPU domain") {
   const Topology t = build(R"({"nodes": [{"gpus": 72, "gpu_model": "GB200", "intra": "nvswitch",
       "nvlink_bandwidth_gbps": 7200, "pcie_bandwidth_gbps": 504, "nics": 72,

@@ -106,6 +106,13 @@ Topology build_topology(const ClusterSpec& spec) {
   return topology;
 }
 
+std::int64_t total_gpus(const ClusterSpec& spec) {
+  std::int64_t gpus = 0;
+  for (const NodeGroup& group : spec.node_groups)
+    gpus += static_cast<std::int64_t>(group.count) * group.spec.gpus;
+  return gpus;
+}
+
 std::vector<int> algorithm_node_of_gpu(const ClusterSpec& spec) {
   std::vector<int> nodes;
   int label = 0;

@@ -11,17 +11,22 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/scenario/layout_search.hpp"
+#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
 #include "ddlsim/topologies/builders.hpp"
 #include "workload_reports.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <thread>
+#include <variant>
 
 namespace ddlsim::runner {
 namespace {
@@ -49,12 +54,6 @@ int nvlink_domain_of(const topo::ClusterSpec& cluster) {
     domain = domain == 0 ? gpus : std::min(domain, gpus);
   }
   return std::max(domain, 1);
-}
-
-int cluster_gpus(const topo::ClusterSpec& cluster) {
-  int total = 0;
-  for (const topo::NodeGroup& group : cluster.node_groups) total += group.count * group.spec.gpus;
-  return total;
 }
 
 // The scenario JSON with the candidate's layout written in.
@@ -86,6 +85,52 @@ void check_options(const LayoutSearchOptions& options) {
     if (v < 1) throw InputError("vpps", "virtual stages are at least 1");
 }
 
+// A lower bound on the iteration time of the layout's plan on any engine: its pipeline with every
+// transfer and collective free. Each stage's compute stream runs its steps one after another
+// (llm_schedule.cpp); a receive's marker waits for the matching send, and a send for the compute
+// step before it, so a stage can start a pass no sooner than the pass before it on the previous
+// stage has ended. Waits for collectives are taken as free. This is the compute plus the pipeline
+// bubble; the plan is the one the engine runs (sim::simulate's options for an LLM).
+Picoseconds compute_bound(const Scenario& point) {
+  const models::LlmPlan plan =
+      models::plan_llm(point.workload.llm, sim::llm_plan_options(point.engine));
+  const models::LlmParallel& layout = plan.spec.parallel;
+  const std::size_t stages = plan.stages.size();
+  // Send times in flight per (receiving stage, direction), in program order (a pair of stages
+  // exchanges in order on the pipeline channel).
+  std::vector<std::array<std::vector<Picoseconds>, 2>> sent(stages);
+  std::vector<std::array<std::size_t, 2>> received(stages, {0, 0});
+  std::vector<std::size_t> at(stages, 0);
+  std::vector<Picoseconds> now(stages, 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (std::size_t stage = 0; stage < stages; ++stage) {
+      const std::vector<models::LlmOp>& ops = plan.stages[stage];
+      for (; at[stage] < ops.size(); ++at[stage]) {
+        const models::LlmOp& op = ops[at[stage]];
+        if (op.kind == models::LlmOpKind::compute) {
+          now[stage] += op.duration;
+        } else if (op.kind == models::LlmOpKind::pp_send) {
+          const std::size_t to = static_cast<std::size_t>(
+              models::llm_pipeline_peer(layout, static_cast<int>(stage), op.forward_dir, true));
+          sent[to][op.forward_dir ? 1 : 0].push_back(now[stage]);
+        } else if (op.kind == models::LlmOpKind::pp_recv) {
+          const int dir = op.forward_dir ? 1 : 0;
+          const std::vector<Picoseconds>& from = sent[stage][std::size_t(dir)];
+          std::size_t& next = received[stage][std::size_t(dir)];
+          if (next >= from.size()) break; // not sent yet: another stage moves first
+          now[stage] = std::max(now[stage], from[next++]);
+        }
+        moved = true;
+      }
+    }
+  }
+  for (std::size_t stage = 0; stage < stages; ++stage)
+    if (at[stage] < plan.stages[stage].size()) // a plan that deadlocks: no bound
+      return 0;
+  return *std::max_element(now.begin(), now.end());
+}
+
 } // namespace
 
 std::string LayoutCandidate::describe() const {
@@ -106,7 +151,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const Scenario& scenario,
     throw InputError("/workload/type", "the layout search needs an llm_training workload");
   const models::LlmSpec& base = scenario.workload.llm;
   const models::LlmShape& m = base.shape;
-  const int gpus = cluster_gpus(scenario.topology);
+  const int gpus = static_cast<int>(topo::total_gpus(scenario.topology));
   search.nvlink_domain = nvlink_domain_of(scenario.topology);
   const double capacity = base.gpu.memory_capacity_bytes;
   std::vector<LayoutCandidate> out;
@@ -184,42 +229,88 @@ std::vector<LayoutCandidate> enumerate_layouts(const Scenario& scenario,
 LayoutSearch search_layouts(const Scenario& scenario, const LayoutSearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   LayoutSearch search;
+  search.keep = options.keep;
   std::vector<LayoutCandidate> candidates = enumerate_layouts(scenario, options, search);
-  std::atomic<std::size_t> next{0};
-  std::size_t done = 0;
-  std::mutex mutex;
-  const auto work = [&] {
-    const topo::Topology topology = topo::build_topology(scenario.topology);
-    topo::Router router(topology);
-    for (std::size_t i = next++; i < candidates.size(); i = next++) {
-      LayoutCandidate& c = candidates[i];
-      try {
-        const Scenario point = load_scenario_for_layout_search(candidate_json(scenario, c),
-                                                               scenario.origin, scenario.base_dir);
-        sim::CommonOptions common;
-        common.seed = point.seed;
-        const sim::EngineResult result = sim::simulate(sim::LlmTraining{point.workload.llm},
-                                                       topology, router, point.engine, common);
-        if (!result.complete) throw InputError("engine", "the simulation did not complete");
-        c.iteration = result.llm;
-      } catch (const InputError& error) {
-        c.error = error.what();
-      }
-      const std::lock_guard lock(mutex);
-      ++done;
-      if (options.progress) options.progress(done, candidates.size());
-    }
-  };
+  // Each candidate's scenario is loaded once, and its plan gives the compute bound; the points
+  // are kept for the simulation.
+  std::vector<std::optional<Scenario>> points(candidates.size());
   unsigned threads = options.threads > 0 ? options.threads : std::thread::hardware_concurrency();
   // Forking from several threads at once is not safe (as in `ddlsim plan`'s sweeps).
   if (sim::runs_in_child_process(scenario.engine)) threads = 1;
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(candidates.size())));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (LayoutCandidate& c : candidates)
-    (c.error.empty() ? search.ranked : search.failed).push_back(std::move(c));
+  const auto in_parallel = [threads](const std::function<void()>& work) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  };
+  std::atomic<std::size_t> next{0};
+  in_parallel([&] {
+    for (std::size_t i = next++; i < candidates.size(); i = next++) {
+      LayoutCandidate& c = candidates[i];
+      try {
+        points[i] = load_scenario_for_layout_search(candidate_json(scenario, c), scenario.origin,
+                                                    scenario.base_dir);
+        if (options.keep > 0) c.compute_bound = compute_bound(*points[i]);
+      } catch (const InputError& error) {
+        c.error = error.what();
+      }
+    }
+  });
+  // Simulated in order of their bounds, so that the fastest come first and the threshold falls
+  // early; each layout's result does not depend on the order.
+  std::vector<std::size_t> order(candidates.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return candidates[a].compute_bound < candidates[b].compute_bound;
+  });
+  std::vector<bool> skipped(candidates.size(), false);
+  std::vector<Picoseconds> fastest; // the `keep` fastest times simulated so far, sorted
+  std::size_t done = 0;
+  std::mutex mutex;
+  next = 0;
+  in_parallel([&] {
+    const topo::Topology topology = topo::build_topology(scenario.topology);
+    topo::Router router(topology);
+    for (std::size_t k = next++; k < order.size(); k = next++) {
+      const std::size_t i = order[k];
+      LayoutCandidate& c = candidates[i];
+      bool skip = !c.error.empty();
+      if (!skip && options.keep > 0) {
+        const std::lock_guard lock(mutex);
+        // Strictly above: a layout tied with the keep-th time could still rank before it.
+        skip = fastest.size() >= options.keep && c.compute_bound > fastest.back();
+        skipped[i] = skip;
+      }
+      if (!skip) try {
+          const Scenario& point = *points[i];
+          sim::CommonOptions common;
+          common.seed = point.seed;
+          const sim::EngineResult result = sim::simulate(sim::LlmTraining{point.workload.llm},
+                                                         topology, router, point.engine, common);
+          if (!result.complete) throw InputError("engine", "the simulation did not complete");
+          c.iteration = result.llm;
+        } catch (const InputError& error) {
+          c.error = error.what();
+        }
+      points[i].reset();
+      const std::lock_guard lock(mutex);
+      if (!skip && c.error.empty() && options.keep > 0) {
+        fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), c.iteration.time),
+                       c.iteration.time);
+        if (fastest.size() > options.keep) fastest.pop_back();
+      }
+      ++done;
+      if (options.progress) options.progress(done, candidates.size());
+    }
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    LayoutCandidate& c = candidates[i];
+    (skipped[i]        ? search.pruned
+     : c.error.empty() ? search.ranked
+                       : search.failed)
+        .push_back(std::move(c));
+  }
   std::stable_sort(search.ranked.begin(), search.ranked.end(),
                    [](const LayoutCandidate& a, const LayoutCandidate& b) {
                      if (a.iteration.time != b.iteration.time)
@@ -259,7 +350,7 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
                          bool show_unfit, std::ostream& out) {
   const models::LlmSpec& base = scenario.workload.llm;
   const PlanSpec& prices = scenario.plan;
-  const int gpus = cluster_gpus(scenario.topology);
+  const int gpus = static_cast<int>(topo::total_gpus(scenario.topology));
   int gpus_per_node = 1;
   if (!scenario.topology.node_groups.empty())
     gpus_per_node = std::max(1, scenario.topology.node_groups.front().spec.gpus);
@@ -272,8 +363,11 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
       << ", global batch " << base.global_batch << ": " << search.enumerated << " enumerated, "
       << search.invalid << " invalid, " << search.unfit.size() << " over memory, "
       << search.ranked.size() + search.failed.size() << " simulated ("
-      << sim::engine_name(scenario.engine) << " engine) in " << format_fixed(search.seconds, 1)
-      << " s\n";
+      << sim::engine_name(scenario.engine) << " engine)";
+  if (!search.pruned.empty())
+    out << ", " << search.pruned.size() << " not simulated (their compute alone is slower than "
+        << "the " << search.keep << " fastest)";
+  out << " in " << format_fixed(search.seconds, 1) << " s\n";
   out << "rank  tp  pp vpp    dp  ep  mb  recompute  zero  memory(GiB)  iteration(s)    MFU  "
          "bubble  exposed tp/pp/dp(ms)";
   if (per_hour > 0) out << "  cost/iteration";

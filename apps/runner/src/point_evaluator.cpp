@@ -60,6 +60,18 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
     metrics.what = "iterative " + std::to_string(w.iterations) + " iterations";
     return metrics;
   }
+  if (scenario.workload.type == "job_trace") { // a sweep may vary the scheduler's policies
+    const RunReport report = run_scenario(scenario, scenario.name);
+    const JobTraceWorkload& w = scenario.workload.job_trace;
+    plan::PointMetrics metrics;
+    metrics.gpus = report.json.at("cluster_gpus").get<int>();
+    for (const topo::NodeGroup& group : scenario.topology.node_groups) metrics.nodes += group.count;
+    metrics.iteration_seconds = report.json.at("mean_completion_s").get<double>(); // per job
+    metrics.train_seconds = report.json.at("makespan_s").get<double>();            // the trace
+    metrics.what =
+        "job_trace " + std::to_string(w.jobs.size()) + " jobs, " + w.queue + ", " + w.placement;
+    return metrics;
+  }
   if (scenario.workload.type == "llm_training")
     throw InputError("/workload/type", "a large-model scenario is planned by `ddlsim plan`'s "
                                        "layout search, not point by point");

@@ -29,11 +29,16 @@ RunReport run_scenario(const Scenario& scenario, const std::string& label,
   if (scenario.workload.type == "training") return training_report(scenario, label, settings);
   if (scenario.workload.type == "llm_training") return llm_report(scenario, label, settings);
   if (scenario.workload.type == "iterative") return iterative_report(scenario, label, settings);
+  if (scenario.workload.type == "job_trace") return jobs_report(scenario, label, settings);
   if (scenario.workload.collective.traffic) return traffic_report(scenario, label, settings);
   return collective_report(scenario, label, settings);
 }
 
 void write_trace(const RunReport& report, std::ostream& out) {
+  if (!report.timeline_trace.is_null()) {
+    out << report.timeline_trace.dump() << "\n";
+    return;
+  }
   std::vector<sim::TraceSection> sections;
   sections.reserve(report.trace.size());
   for (const TracePart& part : report.trace)

@@ -15,6 +15,9 @@ RunReport traffic_report(const Scenario& scenario, const std::string& label,
                          const RunSettings& settings);
 RunReport llm_report(const Scenario& scenario, const std::string& label,
                      const RunSettings& settings);
+// A job_trace workload: jobs arriving on a shared cluster (jobs/shared_cluster.hpp).
+RunReport jobs_report(const Scenario& scenario, const std::string& label,
+                      const RunSettings& settings);
 RunReport iterative_report(const Scenario& scenario, const std::string& label,
                            const RunSettings& settings);
 

@@ -125,11 +125,8 @@ EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology
     spec.copy_bytes_per_second =
         llm.spec.gpu.memory_efficiency * llm.spec.gpu.memory_bytes_per_second / 2;
   }
-  models::LlmPlanOptions plan_options;
-  plan_options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
-  plan_options.launch_overhead = spec.launch_overhead;
   const auto plan =
-      std::make_shared<const models::LlmPlan>(models::plan_llm(llm.spec, plan_options));
+      std::make_shared<const models::LlmPlan>(models::plan_llm(llm.spec, llm_plan_options(spec)));
   models::LlmRecorder steps(plan->ranks);
   EngineResult result = run_schedule(
       models::llm_schedule(plan), topology, router, spec, options,
@@ -175,6 +172,13 @@ EngineResult simulate_traffic(const Traffic& traffic, const topo::Topology& topo
 }
 
 } // namespace
+
+models::LlmPlanOptions llm_plan_options(const EngineSpec& spec) {
+  models::LlmPlanOptions options;
+  options.switch_steps = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+  options.launch_overhead = spec.launch_overhead;
+  return options;
+}
 
 EngineResult simulate(const Workload& workload, const topo::Topology& topology,
                       topo::Router& router, const EngineSpec& spec, const CommonOptions& options) {

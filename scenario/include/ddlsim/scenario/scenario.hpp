@@ -80,11 +80,39 @@ struct IterativeWorkload {
   std::vector<Step> steps;
 };
 
+// workload.type = "job_trace": training jobs that arrive over time on one shared cluster, queued
+// and placed by the scheduler's policies (jobs/, docs/shared-cluster.md).
+struct TraceJob {
+  std::string id;
+  double arrival_seconds = 0;
+  std::size_t workload = 0;       // index into JobTraceWorkload::workloads
+  std::size_t template_index = 0; // index into JobTraceWorkload::templates (workload at this size)
+  int gpus = 0;
+  std::int64_t iterations = 0;   // the work; 0: the job runs for time_limit_seconds
+  double time_limit_seconds = 0; // with iterations: a cap (0 = none)
+  std::string where;             // where the job was given, for messages
+};
+struct JobTraceWorkload {
+  std::vector<std::string> workload_names; // named ("workloads" keys) or "<id>/workload"
+  // One job of each (workload, GPU count) the trace uses, resolved on the cluster's first GPUs;
+  // the scheduler moves it to the GPUs it places it on.
+  struct Template {
+    std::size_t workload = 0;
+    models::JobSpec job;
+  };
+  std::vector<Template> templates;
+  std::vector<TraceJob> jobs;       // in arrival order (ties: the order given)
+  std::string queue = "fifo";       // "fifo" or "easy" (backfilling)
+  std::string placement = "packed"; // "packed", "spread", "rail_aligned", "network_aware"
+  int iterations_simulated = 0;     // per co-running mix; 0 = until the time settles
+};
+
 struct WorkloadSpec {
   std::string type = "collective";
   CollectiveWorkload collective;
   TrainingWorkload training;
   IterativeWorkload iterative;
+  JobTraceWorkload job_trace;
   // workload.type = "llm_training": one large-model job on every GPU of the cluster.
   models::LlmSpec llm;
 };

@@ -144,6 +144,11 @@ struct ClusterSpec {
   std::string json_path = "/topology";
 };
 
+// The cluster's GPUs: the sum over node groups of nodes x GPUs per node. 64-bit so that a spec
+// built in code and not yet checked (check_cluster_spec caps a cluster at kMaxTotalGpus) cannot
+// overflow; a checked spec's total fits an int.
+std::int64_t total_gpus(const ClusterSpec& spec);
+
 // The node of every GPU (node-major, like Topology::gpus()) as collective algorithms see it:
 // its node's index, except that nodes sharing an NVLink domain (nvlink_domain_gpus) count as one,
 // as NCCL fuses the topology of an NVLink clique into one node (src/graph/topo.cc, "MNNVL

@@ -20,6 +20,10 @@ struct LayoutSearchOptions {
   std::vector<int> micro_batches{1, 2, 4}; // --micro-batches
   std::vector<int> vpps{1, 2, 4};          // virtual stages tried where Megatron allows them
   unsigned threads = 0;                    // 0: one per core
+  // Rows of the ranking that must be exact (`--top`): a layout whose compute alone (a lower bound
+  // on its iteration time) is slower than the keep-th fastest simulated so far cannot reach those
+  // rows and is not simulated. 0 simulates every layout (the brute-force search).
+  std::size_t keep = 0;
   // Called after each simulated layout (done, total), from the worker threads one at a time.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -31,16 +35,22 @@ struct LayoutCandidate {
   double memory_bytes = 0; // peak per GPU (llm_memory)
   double capacity_bytes = 0;
   models::LlmIteration iteration; // when simulated
-  std::string error;              // a layout the simulation refused (its reason)
-  std::string describe() const;   // "tp 8, pp 4 x vpp 2, dp 16, ZeRO-1, mb 1, recompute none"
+  // A lower bound on the iteration time: the layout's pipeline with free transfers and
+  // collectives (compute plus bubble; a stage's compute steps run one after another, so no
+  // engine can finish sooner). Computed when LayoutSearchOptions::keep > 0.
+  Picoseconds compute_bound = 0;
+  std::string error;            // a layout the simulation refused (its reason)
+  std::string describe() const; // "tp 8, pp 4 x vpp 2, dp 16, ZeRO-1, mb 1, recompute none"
 };
 
 struct LayoutSearch {
   std::vector<LayoutCandidate> ranked; // simulated, fastest first
   std::vector<LayoutCandidate> unfit;  // over memory at their most frugal settings, least first
   std::vector<LayoutCandidate> failed; // the simulation refused them
+  std::vector<LayoutCandidate> pruned; // not simulated: compute_bound above the keep-th time
   std::size_t enumerated = 0;          // (tp, pp, vpp, ep, micro-batch) combinations tried
   std::size_t invalid = 0;             // of those, layouts the model or batch cannot take
+  std::size_t keep = 0;                // LayoutSearchOptions::keep: rows ranked exactly
   int nvlink_domain = 0;               // GPUs per NVLink domain: the largest TP tried
   double seconds = 0;                  // wall time of the search
   std::string reason;                  // why the winner wins, one line

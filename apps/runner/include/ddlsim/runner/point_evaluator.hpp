@@ -8,9 +8,10 @@
 
 namespace ddlsim::runner {
 
-// A training workload: job 0's iteration (a plan's sweep varies one job's cluster and
-// settings). A collective workload: the collective at its largest size. Throws InputError for
-// a scenario the engine cannot run.
+// A job_trace workload: the mean job completion time as the iteration time and the makespan as
+// the time to train. A training workload: job 0's iteration (a plan's sweep varies one job's
+// cluster and settings). A collective workload: the collective at its largest size. Throws
+// InputError for a scenario the engine cannot run.
 plan::PointMetrics evaluate_point(const Scenario& scenario);
 
 // One iteration of the scenario's training jobs on its engine (no step records, no progress).

@@ -58,6 +58,9 @@ struct RunReport {
   std::string table;            // what `ddlsim run` prints before the files it writes
   Json json;                    // the --json report; null when nothing finished (see incomplete)
   std::vector<TracePart> trace; // with RunSettings::trace: one part per simulation that finished
+  // With RunSettings::trace, a job_trace workload: its timeline as a whole Chrome trace (jobs
+  // waiting and running over hours, not steps), which write_trace writes instead of `trace`.
+  Json timeline_trace;
   // With RunSettings::links: {"sizes": [{"bytes", "time_us", "switch_bytes", "links": [{"src",
   // "dst", "class", "capacity_gbps", "bytes", "transfers", "busy_us", "load_us",
   // "utilisation"}, ...] by utilisation}, ...]} in size order (`ddlsim run --links FILE`).

@@ -125,5 +125,9 @@ EngineResult simulate(const Workload& workload, const topo::Topology& topology,
 // engine in place of a flow or packet one (their runs are too slow to search with), model terms
 // kept; `replaced` says whether it changed anything, so the caller can tell its user.
 EngineSpec searchable_engine(const EngineSpec& spec, bool* replaced = nullptr);
+// The options `simulate` plans an llm_training workload with on the engine `spec` (NVLS switch
+// steps where the engine runs them, the calibrated launch overhead), for callers that plan one
+// themselves (the layout search's lower bound) without naming an engine.
+models::LlmPlanOptions llm_plan_options(const EngineSpec& spec);
 
 } // namespace ddlsim::sim
