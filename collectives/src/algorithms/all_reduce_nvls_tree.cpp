@@ -126,23 +126,26 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
       reduced(std::size_t(s.chunks), kNoStep);
   // Per chunk of the block being reduced: its receives from the child nodes.
   std::vector<std::array<std::uint32_t, 3>> got;
+  // The switch reduce of shard k of chunk j (L = 1: the chunk copied to the output).
+  auto switch_reduce = [&](int j, int k) {
+    const ElementRange r = shard(j, k);
+    if (L == 1) return copy_step(in.at(r), out.at(r));
+    return switch_reduce_step(first + k, in.at(r), k == local ? out.at(r) : BufferRange{}, L);
+  };
+  // The last switch reduce emitted: the next block's wait for the switch.
+  std::uint32_t switched = kNoStep;
   Step step;
+  for (int j = 0; j < starts[1]; ++j) // block 0's switch reduces open the program
+    for (int k = 0; k < L; ++k) {
+      if (shard(j, k).size() == 0) continue; // every rank skips it alike
+      co_yield prog.emit(switch_reduce(j, k));
+      if (k == local) own[std::size_t(j)] = prog.last();
+      switched = prog.last();
+    }
   for (int i = 0; i < blocks + lag; ++i) {
     if (i < blocks) { // reduce block i toward the root
       const int begin = starts[std::size_t(i)], end = starts[std::size_t(i) + 1];
       got.assign(std::size_t(end - begin), {kNoStep, kNoStep, kNoStep});
-      for (int j = begin; j < end; ++j)
-        for (int k = 0; k < L; ++k) {
-          const ElementRange r = shard(j, k);
-          if (r.size() == 0) continue; // every rank skips it alike
-          if (L == 1)
-            step = copy_step(in.at(r), out.at(r));
-          else
-            step =
-                switch_reduce_step(first + k, in.at(r), k == local ? out.at(r) : BufferRange{}, L);
-          co_yield prog.emit(std::move(step));
-          if (k == local) own[std::size_t(j)] = prog.last();
-        }
       // The receives of the whole block from the child nodes first, so that the block's
       // chunks cross the hop together (their latencies overlap in the connection's slots); a
       // receive posted only after the previous chunk's send up started would wait for that
@@ -173,6 +176,23 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
         co_yield prog.emit(recv_step(parent, down(r)), L > 1 ? kNoStep : reduced[std::size_t(j)]);
         reduced[std::size_t(j)] = prog.last();
       }
+    // Block i + 1's switch reduces, once block i's are done (the switch works on one block while
+    // the network carries the one before) and before any step of block i that waits for the
+    // network: NCCL's scatter and reduce warps feed the switch apart from the warps that wait
+    // for the tree (src/device/all_reduce.h), so the switch never idles behind a network
+    // transfer. Issued after those steps, as block i's first step, each block's switch reduces
+    // would start only when the network delivered block i - 1 (the root's broadcast, a leaf's
+    // multicast wait for it), and the switch and the network would take turns.
+    if (i + 1 < blocks) {
+      const std::uint32_t after = switched;
+      for (int j = starts[std::size_t(i) + 1]; j < starts[std::size_t(i) + 2]; ++j)
+        for (int k = 0; k < L; ++k) {
+          if (shard(j, k).size() == 0) continue;
+          co_yield prog.emit(switch_reduce(j, k), after);
+          if (k == local) own[std::size_t(j)] = prog.last();
+          switched = prog.last();
+        }
+    }
     if (i < blocks) { // block i: add the children's sums, send up
       const int begin = starts[std::size_t(i)], end = starts[std::size_t(i) + 1];
       for (int j = begin; j < end; ++j) {
