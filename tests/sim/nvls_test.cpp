@@ -180,3 +180,35 @@ TEST_CASE("nvls: nvls_tree crosses the nodes in a tree, 2·lg N hops, not a ring
     CHECK(many < (13 + 2 * levels) * hop);
   }
 }
+
+TEST_CASE(
+    "nvls: nvls_tree overlaps the switch with the network, the larger of the two sets the time") {
+  // 2 nodes of 2 GPUs, a 400 Gb/s NIC per GPU, NVLink set so that a GPU's switch traffic,
+  // (n + n/L)/B_i, takes as long as its NIC's, (n/L)/B_o: 2.56 ms each for n = 256 MB. NCCL's
+  // warp groups feed the switch apart from the ones that wait for the tree, so the two overlap
+  // and a large call takes about one of them; taking turns (each block through the switch, then
+  // through the network) would take about their sum.
+  constexpr std::uint64_t bytes = 256'000'000;
+  topo::NodeSpec node = nvswitch_node(2, true);
+  node.nics = 2;
+  node.nvlink_bytes_per_second = 1.5e11;
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({node, 2});
+  const topo::Topology topology = topo::build_topology(spec);
+  const double one = double(bytes) / 2 / 50e9 * 1e12; // either resource alone, ps
+  // The first block's trip through the switch and the last one's multicast do not overlap the
+  // network: more (smaller) chunks make that share smaller.
+  const double coarse = double(time_of(topology, call_of("nvls_tree", 4, bytes, 16, 2)));
+  const double fine = double(time_of(topology, call_of("nvls_tree", 4, bytes, 64, 2)));
+  CHECK(fine >= one);
+  CHECK(fine <= 1.25 * one);
+  CHECK(fine < coarse);
+  CHECK(coarse <= 1.4 * one);
+  // Halving the NIC rate makes the network the bottleneck: the time follows it, not the sum.
+  topo::ClusterSpec slow = spec;
+  slow.node_groups.back().spec.nic_bytes_per_second = 25e9;
+  const double t =
+      double(time_of(topo::build_topology(slow), call_of("nvls_tree", 4, bytes, 64, 2)));
+  CHECK(t >= 2 * one);
+  CHECK(t <= 2.3 * one);
+}

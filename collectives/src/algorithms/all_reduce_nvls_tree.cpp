@@ -25,18 +25,24 @@
 // in-order issue does not hold the upward stream behind a broadcast. Per block a rank posts
 // all its receives (from the child nodes for block b, from the parent for block b - lag) before
 // any step that waits for data, so every receive is posted before its data can arrive and a
-// block costs one hop latency per level, not one per chunk or two per block. L = 1 has no switch
-// steps (the shard is the chunk, copied to the output); N = 1 is a one-node NVLS program.
+// block costs one hop latency per level, not one per chunk or two per block. The switch reduces
+// of block b + 1 follow those receives, once block b's are done: the switch works on one block
+// while the network carries the one before, as NCCL's scatter and reduce warps feed the switch up
+// to NCCL_STEPS chunks ahead of the network (src/device/prims_simple.h, waitPeer) without waiting
+// for the tree's broadcast. L = 1 has no switch steps (the shard is the chunk, copied to the
+// output); N = 1 is a one-node NVLS program.
 //
 // Cost. A chunk climbs ⌈lg N⌉ tree levels and comes back: 2·⌈lg N⌉ inter-node hops, the count
 // NCCL's tuner charges (src/graph/tuning.cc: intraLat + 2·log2i(nNodes)·interLat for
 // NVLS_TREE), against 2(N-1) for a ring across the owners. Bytes per shard of m bytes: a leaf
 // owner sends m up and receives m; an inner owner receives 2m from its children, sends m up,
 // receives m and sends 2m down. Over both trees (C even) each NIC carries about 2m each way per
-// pair of channels; with n bytes, intra rate B_i, NIC rate B_o, pipelined over K chunks:
-//   T ≈ (n + n/L)/B_i + 2(n/L)/B_o + (2⌈lg N⌉ + B - 1)·α_inter  (N > 2; for N = 2 (n/L)/B_o,
-// the one exchange each way NCCL's tuner doubles NVLS-Tree's inter-node rate for), B the
-// blocks of slot_blocks (13 for K = 64: the first block's round trip, then one hop per block).
+// pair of channels; with n bytes, intra rate B_i, NIC rate B_o, pipelined over K chunks, the
+// switch and the network overlapping (one block apart):
+//   T ≈ max((n + n/L)/B_i, 2(n/L)/B_o) + (2⌈lg N⌉ + B - 1)·α_inter + the first and last blocks'
+// turn on the other resource  (N > 2; for N = 2 (n/L)/B_o, the one exchange each way NCCL's
+// tuner doubles NVLS-Tree's inter-node rate for), B the blocks of slot_blocks (13 for K = 64:
+// the first block's round trip, then one hop per block).
 // avg: the root owner scales its shard by 1/p before sending it down.
 #include "nvls.hpp"
 #include "phases.hpp"
@@ -249,8 +255,8 @@ public:
             "NVLS in each node (switch reduce-scatter to per-GPU shards), a binary tree per "
             "shard across nodes over each GPU's NIC (both trees of NCCL's double binary tree, "
             "alternating by channel), NVLS multicast back; ≈ (2⌈lg N⌉ + B - 1)·α_inter (B "
-            "blocks of up to 8 chunks) + (n + n/L)·β_intra + 2(n/L)·β_inter per GPU; uses chunks, "
-            "channels (NCCL "
+            "blocks of up to 8 chunks) + max((n + n/L)·β_intra, 2(n/L)·β_inter) per GPU (the "
+            "switch one block ahead of the network); uses chunks, channels (NCCL "
             "src/device/all_reduce.h NVLS_TREE, src/graph/connect.cc)") {}
 
   void check(const CollectiveCall& call) const override {
