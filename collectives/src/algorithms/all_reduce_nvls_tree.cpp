@@ -182,13 +182,14 @@ StepStream nvls_tree_program(Shape s, int L, TreeLinks links) {
         co_yield prog.emit(recv_step(parent, down(r)), L > 1 ? kNoStep : reduced[std::size_t(j)]);
         reduced[std::size_t(j)] = prog.last();
       }
-    // Block i + 1's switch reduces, once block i's are done (the switch works on one block while
-    // the network carries the one before) and before any step of block i that waits for the
-    // network: NCCL's scatter and reduce warps feed the switch apart from the warps that wait
-    // for the tree (src/device/all_reduce.h), so the switch never idles behind a network
-    // transfer. Issued after those steps, as block i's first step, each block's switch reduces
-    // would start only when the network delivered block i - 1 (the root's broadcast, a leaf's
-    // multicast wait for it), and the switch and the network would take turns.
+    // Block i + 1's switch reduces, once the last of block i's is done (they share the NVLinks
+    // and end together; the switch works on one block while the network carries the one before)
+    // and before any step of block i that waits for the network: NCCL's scatter and reduce warps
+    // feed the switch apart from the warps that wait for the tree (src/device/all_reduce.h), so the
+    // switch never idles behind a network transfer. Issued after those steps, as block i's first
+    // step, each block's switch reduces would start only when the network delivered block i - 1
+    // (the root's broadcast, a leaf's multicast wait for it), and the switch and the network would
+    // take turns.
     if (i + 1 < blocks) {
       const std::uint32_t after = switched;
       for (int j = starts[std::size_t(i) + 1]; j < starts[std::size_t(i) + 2]; ++j)
