@@ -448,49 +448,6 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
   return out;
 }
 
-namespace {
-
-// NVLS-Tree's chunk per (channel, head) for a call of `bytes` on `channels` channels (NCCL
-// 2.30.7): min(nvlsChunkSize, nvlsTreeMaxChunkSize) as src/transport/nvls.cc ncclNvlsTuning sets
-// them (128 KiB, NCCL_NVLS_CHUNKSIZE; the tree's cap 64 KiB on 4 nodes or more, else the chunk
-// size; Blackwell across nodes: ncclNvlsTreeSm100Tuning by nodes, ranks per node, NIC rate and
-// GPU-NIC path), then halved by src/enqueue.cc (the NVLS_TREE branch of the chunk size) while
-// the call is too small to give each of the channels x heads concurrent operations a few chunks.
-std::uint64_t nvls_tree_chunk(const NcclSystem& s, std::uint64_t bytes, int channels) {
-  constexpr std::uint64_t k32 = 32 * 1024, k64 = 64 * 1024, k128 = 128 * 1024, k256 = 256 * 1024;
-  std::uint64_t chunk = k128, tree_max = 0;
-  const int ppn = s.local_ranks;
-  const double nic = s.nic_gbs; // comm->minNetBw, GB/s
-  const bool pxb = s.nic_path == NcclNicPath::pxb;
-  if (s.min_cc >= 100 && s.nodes > 1) { // ncclNvlsTreeSm100Tuning (its channel counts: not here)
-    if (s.nodes == 2 && nic >= 48.0) {
-      tree_max = k128;
-      if (ppn <= 4)
-        chunk = tree_max = k256;
-      else if (ppn >= 16 || (ppn <= 8 && pxb && nic < 96.0))
-        tree_max = k64;
-    } else if (nic >= 96.0) {
-      if (ppn <= 8)
-        chunk = tree_max = k256;
-      else
-        tree_max = ppn < 32 ? k128 : k64;
-    } else if (nic >= 48.0) {
-      tree_max = pxb ? k64 : k128;
-    }
-  }
-  if (tree_max == 0) tree_max = s.nodes >= 4 ? k64 : chunk;
-  chunk = std::min(chunk, tree_max);
-  const std::uint64_t ops =
-      std::uint64_t(std::max(channels, 1)) * std::uint64_t(std::clamp(ppn, 1, nccl::kMaxNvlsArity));
-  if (bytes < 32 * ops * chunk && chunk > k256) chunk = k256;
-  if (bytes < 16 * ops * chunk && chunk > k128) chunk = k128;
-  if (bytes < 4 * ops * chunk && chunk > k64) chunk = k64;
-  if (bytes < ops * chunk && chunk > k32) chunk = k32;
-  return chunk;
-}
-
-} // namespace
-
 int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std::uint64_t bytes) {
   constexpr std::uint64_t kSteps = 8;                                      // NCCL_STEPS (device.h)
   constexpr std::uint64_t kSimpleStep = (std::uint64_t{1} << 22) / kSteps; // DEFAULT_BUFFSIZE
@@ -512,9 +469,7 @@ int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std
   }
   std::uint64_t share = bytes / std::uint64_t(std::max(choice.channels, 1));
   if (choice.algorithm == NcclAlgorithm::nvls || choice.algorithm == NcclAlgorithm::nvls_tree) {
-    chunk = choice.algorithm == NcclAlgorithm::nvls_tree
-                ? nvls_tree_chunk(system, bytes, choice.channels)
-                : kNvlsChunk;
+    chunk = kNvlsChunk;
     share /= std::uint64_t(std::max(system.local_ranks, 1));
   } else if (ring) {
     share /= std::uint64_t(std::max(system.ranks, 1));
