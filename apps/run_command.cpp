@@ -99,8 +99,11 @@ void run(const RunOptions& options) {
     write_file(trace_path, [&](std::ostream& out) { runner::write_trace(report, out); });
     std::cout << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
   }
+  // The run's own jobs stand for the sweep point equal to the scenario, unless a flag changed
+  // what ran.
+  const bool as_loaded = options.seed < 0 && options.algorithm.empty();
   if (scenario.workload.type == "training" && !scenario.sweep.empty())
-    runner::print_sweep_points(scenario, std::cout);
+    runner::print_sweep_points(scenario, std::cout, as_loaded ? &report : nullptr);
   if (!report.incomplete.empty()) throw IncompleteRun(stopped);
 }
 

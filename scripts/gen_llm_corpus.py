@@ -41,6 +41,11 @@ class TableError(Exception):
     """A malformed row of corpus.tsv: the message names the file, line and what to fix."""
 
 
+# Sources whose runs all-gather the distributed optimizer's weights during the next forward pass
+# (the corpus header names where each says so).
+OVERLAPPED_PARAM_GATHER = {"megatron-h100-2024", "nemo-24.07-h100"}
+
+
 def read_rows(path=TABLE):
     """The rows of corpus.tsv as dicts ('#' lines are comments), checked for form."""
     rows = []
@@ -133,6 +138,8 @@ def scenario(row):
         parallel["ep"] = row["ep"]
     parallel["zero"] = row["zero"]
     parallel["sequence_parallel"] = row["sp"] == "true"
+    if row["source"] in OVERLAPPED_PARAM_GATHER and row["zero"] in (1, 2):
+        parallel["overlap_param_gather"] = True
     workload = {"type": "llm_training", "model": model, "parallel": parallel,
                 "global_batch": row["global_batch"], "micro_batch": row["micro_batch"],
                 "precision": row["precision"], "recompute": row["recompute"]}

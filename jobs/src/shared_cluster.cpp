@@ -4,6 +4,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/jobs/placement.hpp"
 #include "ddlsim/jobs/queue.hpp"
+#include "ddlsim/jobs/symmetry.hpp"
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
@@ -30,35 +31,53 @@ struct Live {
   double segment_from_s = 0;
 };
 
-// Iteration times of groups of co-running jobs, simulated once per distinct group.
+// Iteration times of groups of co-running jobs, simulated once per distinct group up to an exact
+// relabelling of the fabric (symmetry.hpp): the group is moved onto its canonical nodes, keyed
+// and simulated there.
 class ContentionCache {
 public:
   ContentionCache(const Scenario& scenario, const topo::Topology& topology, topo::Router& router)
       : scenario_(scenario), topology_(topology), router_(router),
-        node_of_gpu_(topo::algorithm_node_of_gpu(scenario.topology)) {}
+        node_of_gpu_(topo::algorithm_node_of_gpu(scenario.topology)),
+        symmetry_(topology, router, node_of_gpu_) {}
 
   // The iteration time of each member of `group` ((template, gpus) per job) running together.
   std::vector<double>
   times(const std::vector<std::pair<std::size_t, const std::vector<int>*>>& group) {
+    std::vector<const std::vector<int>*> placements;
+    for (const auto& [t, gpus] : group) placements.push_back(gpus);
+    std::optional<std::vector<std::vector<int>>> moved = symmetry_.canonical(placements);
+    if (moved)
+      for (std::size_t i = 0; i < group.size(); ++i) placements[i] = &(*moved)[i];
+    // The relabelling keeps the order of ranks, so the members sort alike on either side.
     std::vector<std::size_t> order(group.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       if (group[a].first != group[b].first) return group[a].first < group[b].first;
-      return *group[a].second < *group[b].second;
+      return *placements[a] < *placements[b];
     });
     std::vector<std::int64_t> key;
     for (std::size_t i : order) {
       key.push_back(std::int64_t(group[i].first));
-      key.push_back(std::int64_t(group[i].second->size()));
-      key.insert(key.end(), group[i].second->begin(), group[i].second->end());
+      key.push_back(std::int64_t(placements[i]->size()));
+      key.insert(key.end(), placements[i]->begin(), placements[i]->end());
     }
     auto [it, fresh] = cache_.emplace(std::move(key), std::vector<double>{});
     if (fresh) {
       sim::TrainingIteration iteration;
+      // A job alone runs until its iteration time settles, as a training workload does. In a
+      // group the jobs iterate independently and each reports its last iteration, so once the
+      // quickest has run its iterations the others run on with less competition: more
+      // iterations measure them nearer to alone, not nearer to their shared steady state (the
+      // settling test then passes on a job running alone). A group runs the engine's
+      // kSettleIterations (one iteration from an idle start, one from a running start), the
+      // fewest with a steady-state iteration and the most overlap of the group's jobs.
       iteration.iterations = scenario_.workload.job_trace.iterations_simulated;
+      if (iteration.iterations == 0 && group.size() > 1)
+        iteration.iterations = sim::kSettleIterations;
       for (std::size_t i : order) {
         models::JobSpec job = scenario_.workload.job_trace.templates[group[i].first].job;
-        job.gpus = *group[i].second;
+        job.gpus = *placements[i];
         job.node_of_gpu.clear();
         for (int r : job.gpus) job.node_of_gpu.push_back(node_of_gpu_[std::size_t(r)]);
         job.name = "job" + std::to_string(iteration.jobs.size());
@@ -82,6 +101,7 @@ private:
   const topo::Topology& topology_;
   topo::Router& router_;
   std::vector<int> node_of_gpu_;
+  FabricSymmetry symmetry_;
   std::map<std::vector<std::int64_t>, std::vector<double>> cache_;
   std::size_t simulations_ = 0;
 };
@@ -233,6 +253,7 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
       }
       close_segment(live, now);
       JobOutcome& o = result.jobs[live.job];
+      o.ended = true;
       o.end_s = now;
       o.iterations = live.remaining == kNever || live.end_s == live.limit_end_s
                          ? 0 // summed from the segments below
@@ -270,8 +291,10 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
       if (result.busy_gpus.empty() || result.busy_gpus.back().second != busy)
         result.busy_gpus.emplace_back(now, busy);
     }
-    if (options.progress && !options.progress(ended, w.jobs.size(), now, cache.simulations()))
+    if (options.progress && !options.progress(ended, w.jobs.size(), now, cache.simulations())) {
+      result.complete = false;
       break;
+    }
   }
 
   // Per-job figures from the segments: iterations done and the mean iteration time.
@@ -283,6 +306,7 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
   double first = kNever, last = 0, wait = 0, completion = 0, slowdown = 0, busy_seconds = 0;
   for (std::size_t j = 0; j < result.jobs.size(); ++j) {
     JobOutcome& o = result.jobs[j];
+    if (!o.ended) continue; // the run stopped first: no figures
     if (o.iterations == 0) o.iterations = done[j];
     o.mean_iteration_s = o.iterations > 0 ? run[j] / o.iterations : 0;
     o.alone_iteration_s = cache.times({{w.jobs[j].template_index, &o.placement}})[0];
@@ -298,8 +322,8 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
     slowdown += o.slowdown();
     busy_seconds += o.run_s() * o.gpus;
   }
-  const double n = double(result.jobs.size());
-  result.makespan_s = last - first;
+  const double n = double(std::max<std::size_t>(1, ended));
+  result.makespan_s = ended > 0 ? last - first : 0;
   result.utilisation = result.makespan_s > 0 ? busy_seconds / (result.makespan_s * view.gpus) : 0;
   result.mean_queueing_s = wait / n;
   result.mean_completion_s = completion / n;

@@ -34,6 +34,7 @@
 #include "llm_compute.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -41,6 +42,24 @@
 
 namespace ddlsim::models {
 namespace {
+
+// The lanes (schedule channels) a collective NCCL chose runs on. NCCL runs choice.channels
+// channels, each of whose rings or trees enters and leaves every node on other GPUs, so that the
+// channels together use every NIC of the node (nccl_ring, nccl_tree: src/graph/search.cc,
+// connect.cc). What an engine sees of the channels is which GPUs' links and NICs carry the
+// bytes: the first L channels of a ring (one per GPU of a node of L in the group) and the first
+// 2L of a tree (both trees of NCCL's double binary tree on every chain) already load every one
+// alike, so more lanes would add steps, not links. A group inside one node keeps one lane: its
+// channels share the same NVLink or NVSwitch ports.
+int collective_lanes(const coll::CollectiveCall& call, int nccl_channels) {
+  std::map<int, int> per_node;
+  for (int node : call.node_of_rank) ++per_node[node];
+  if (per_node.size() <= 1) return 1;
+  int local = 0;
+  for (const auto& [node, count] : per_node) local = std::max(local, count);
+  const bool ring = call.algorithm == "nccl_ring";
+  return std::clamp(std::min(nccl_channels, ring ? local : 2 * local), 1, kLlmMaxLanes);
+}
 
 // Builds the stages' work and the collectives they name.
 class Planner {
@@ -147,6 +166,8 @@ private:
                                                       " collective (" + choice.describe() +
                                                       ") has no ddlsim generator");
         c.call.algorithm = choice.generator;
+        c.lanes = collective_lanes(c.call, choice.channels);
+        c.call.params.channels = c.lanes;
         c.call.protocol = nccl_protocol(nccl->system(), choice.algorithm, choice.protocol);
         c.overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
         c.nccl_choice = choice.describe();
@@ -249,6 +270,48 @@ private:
             dp_launch(ops, LlmGroup::expert_dp, coll::Op::all_gather, experts)};
   }
 
+  // Overlapped parameter all-gathers (LlmParallel::overlap_param_gather): the stage's layers in
+  // buckets as the gradients fill them (backward order, closed at the bucket size; the first
+  // stage's embedding in the bucket of its first layer, the last stage's output layer in that of
+  // its last), dense weights and experts apart. gather[l] is the bucket layer l's weights are in,
+  // numbered in forward order (the order the forward pass needs them).
+  struct ParamBuckets {
+    std::vector<double> size; // parameters, forward order
+    std::vector<int> of_layer;
+  };
+  ParamBuckets param_buckets(const std::vector<int>& layers, int stage, bool experts) const {
+    const LlmShape& m = spec_.shape;
+    const double cap = static_cast<double>(spec_.bucket_parameters());
+    const double vh =
+        static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / spec_.parallel.tp;
+    ParamBuckets out;
+    out.of_layer.assign(static_cast<std::size_t>(m.layers), -1);
+    double open = 0;
+    std::vector<int> members;
+    auto close = [&] {
+      for (int l : members) out.of_layer[std::size_t(l)] = static_cast<int>(out.size.size());
+      out.size.push_back(open);
+      open = 0;
+      members.clear();
+    };
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      const auto [dense, expert] = layer_parameters(*it);
+      open += experts ? expert : dense;
+      if (!experts && it == layers.rbegin() && stage == spec_.parallel.pp - 1 &&
+          (!m.tied_embeddings || spec_.parallel.pp > 1))
+        open += vh;
+      if (!experts && std::next(it) == layers.rend() && stage == 0) open += vh;
+      members.push_back(*it);
+      if (open >= cap) close();
+    }
+    if (open > 0) close();
+    std::reverse(out.size.begin(), out.size.end());
+    const int n = static_cast<int>(out.size.size());
+    for (int& b : out.of_layer)
+      if (b >= 0) b = n - 1 - b;
+    return out;
+  }
+
   std::vector<LlmOp> stage_ops(int stage) {
     const LlmParallel& p = spec_.parallel;
     const LlmShape& m = spec_.shape;
@@ -267,11 +330,48 @@ private:
     // Model chunk `chunk` of this stage is virtual stage chunk x pp + stage (Narayanan et al.
     // 2021, section 2.2.2: stage i holds layers of virtual stages i, i + p, ...).
     auto virtual_stage = [&](int chunk) { return chunk * p.pp + stage; };
+    // Overlapped parameter all-gathers: the previous step's first bucket is launched at the
+    // iteration's start; the forward pass waits for a bucket before its first layer and launches
+    // the next one there (Megatron's forward pre-hook, distributed_data_parallel.py).
+    const bool overlap_gather = p.overlap_param_gather && (p.zero == 1 || p.zero == 2);
+    std::array<ParamBuckets, 2> param_gathers;     // dense, experts
+    std::array<std::vector<int>, 2> gather_launch; // per bucket: its DP launch, or -1
+    std::array<LlmGroup, 2> gather_group{LlmGroup::dp, LlmGroup::expert_dp};
+    auto launch_gather = [&](int kind, int bucket) {
+      auto& launched = gather_launch[std::size_t(kind)];
+      const auto& sizes = param_gathers[std::size_t(kind)].size;
+      if (bucket >= static_cast<int>(sizes.size()) || launched[std::size_t(bucket)] != -1) return;
+      launched[std::size_t(bucket)] = dp_launch(ops, gather_group[std::size_t(kind)],
+                                                coll::Op::all_gather, sizes[std::size_t(bucket)]);
+    };
+    if (overlap_gather) {
+      std::vector<int> layers;
+      for (int chunk = 0; chunk < p.vpp; ++chunk)
+        for (int l = 0; l < per_chunk; ++l) layers.push_back(virtual_stage(chunk) * per_chunk + l);
+      for (int kind = 0; kind < 2; ++kind) {
+        param_gathers[std::size_t(kind)] = param_buckets(layers, stage, kind == 1);
+        gather_launch[std::size_t(kind)].assign(param_gathers[std::size_t(kind)].size.size(), -1);
+        launch_gather(kind, 0);
+      }
+    }
+    // Before layer l's first forward pass: wait for its buckets, launch the next ones.
+    auto await_weights = [&](int l) {
+      for (int kind = 0; kind < 2 && overlap_gather; ++kind) {
+        const int bucket = param_gathers[std::size_t(kind)].of_layer[std::size_t(l)];
+        if (bucket < 0) continue;
+        launch_gather(kind, bucket); // in order already, unless vpp chunks reorder them
+        launch_gather(kind, bucket + 1);
+        const int launch = gather_launch[std::size_t(kind)][std::size_t(bucket)];
+        dp_wait(ops, launch);
+        param_gathers[std::size_t(kind)].of_layer[std::size_t(l)] = -1; // waited once
+      }
+    };
     auto forward = [&](int chunk) {
       const int vs = virtual_stage(chunk);
       const int first = vs * per_chunk, last = first + per_chunk - 1;
       if (vs > 0) pipeline(ops, LlmOpKind::pp_recv, true);
       if (vs == 0) {
+        await_weights(first); // the embedding is in its first layer's bucket
         compute(ops, embed.forward);
         blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
       }
@@ -282,6 +382,7 @@ private:
           dp_wait(ops, gathered[std::size_t(l)].first);
           dp_wait(ops, gathered[std::size_t(l)].second);
         }
+        await_weights(l);
         layer_forward(ops, l);
       }
       if (vs == virtual_stages - 1) {
@@ -367,7 +468,7 @@ private:
         p.zero >= 1 ? dense / p.dp + experts / (static_cast<double>(p.dp) / p.ep) : dense + experts;
     compute(ops,
             optimizer_time(static_cast<std::uint64_t>(shard), spec_.gpu, Precision::fp16, 1.0));
-    if (p.zero == 1 || p.zero == 2) { // the updated weights back to every rank, per bucket
+    if ((p.zero == 1 || p.zero == 2) && !overlap_gather) { // updated weights, per bucket
       for (auto [group, total] : {std::pair{LlmGroup::dp, dense}, {LlmGroup::expert_dp, experts}}) {
         const double buckets = std::ceil(total / cap);
         for (double b = 0; b < buckets; ++b)
@@ -380,17 +481,26 @@ private:
     return ops;
   }
 
-  // Steps of each collective on each local rank: launch, the generator's, the join.
+  // Steps of each collective on each local rank and lane, as llm_schedule.cpp emits them: on
+  // lanes after the first a marker that waits for the previous collective's end; the launch;
+  // the generator's steps; where a lane has none and waits for the next lane, a marker for the
+  // compute it follows; the join.
   void count_steps() {
     for (LlmCollective& c : plan_.collectives) {
       const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
       const Picoseconds launch = plan_.launch_overhead > 0 ? plan_.launch_overhead : c.overhead;
-      for (int r = 0; r < c.call.ranks; ++r) {
-        std::uint32_t count = (launch > 0 ? 1 : 0) + 1;
-        coll::StepStream stream = algorithm->program(c.call, r, 0);
-        for (coll::Step step; stream.next(step);) ++count;
-        c.steps.push_back(count);
-      }
+      const int programs = algorithm->channels(c.call);
+      for (int r = 0; r < c.call.ranks; ++r)
+        for (int lane = 0; lane < c.lanes; ++lane) {
+          std::uint32_t generated = 0;
+          if (lane < programs) {
+            coll::StepStream stream = algorithm->program(c.call, r, lane);
+            for (coll::Step step; stream.next(step);) ++generated;
+          }
+          const bool chained = lane + 1 < c.lanes;
+          c.steps.push_back((lane > 0 ? 1 : 0) + (launch > 0 ? 1 : 0) + generated +
+                            (generated == 0 && chained ? 1 : 0) + 1);
+        }
     }
   }
 

@@ -5,13 +5,18 @@
 // the one before, and a zero-duration marker wherever the stream waits: for a TP or EP
 // collective's end, a pipeline receive, a ZeRO-3 gather, or, before the optimizer, every DP
 // collective and pipeline send), 1 the TP collectives, 2 the pipeline sends and receives, 3 the
-// DP collectives, 4 the EP all-to-alls. A collective on channel 1, 3 or 4 is its registry
-// generator's program (one channel: see docs/large-model-training.md) for the rank's place in
-// its group, re-emitted with peers mapped to global ranks and its deps moved, after a launch step
-// (NCCL's per-call cost, or a calibrated launch overhead) that waits for the compute step before
-// it and for the previous collective on that channel, and followed by a zero-duration join that
-// waits for its last steps. Every channel walks the stage's work in the same order and counts the
-// steps every other channel emits, so that waits name steps by index; nothing is held whole.
+// DP collectives, 4 the EP all-to-alls; then the further lanes of the TP, DP and EP collectives.
+// A collective runs on its kind's channel and, with several lanes (NCCL's channels across
+// nodes, LlmCollective::lanes), on as many further ones: on lane l its registry generator's
+// program of channel l for the rank's place in its group, re-emitted with peers mapped to global
+// ranks and its deps moved, after a launch step (NCCL's per-call cost, or a calibrated launch
+// overhead) that waits for the compute step before it and for the previous collective on that
+// lane, and followed by a zero-duration join that waits for its last steps. NCCL's channels run
+// as one kernel: lane l's join also waits for lane l+1's, so the first lane's join ends the
+// collective, and lanes after the first start with a marker that waits for the end of the
+// collective before (docs/large-model-training.md). Every channel walks the stage's work in the
+// same order and counts the steps every other channel emits, so that waits name steps by index;
+// nothing is held whole.
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/models/llm.hpp"
 #include "schedule_steps.hpp"
@@ -52,9 +57,49 @@ int channel_of(LlmOpKind kind) {
   }
 }
 
+// The schedule channel of each lane of the TP, DP and EP collectives: lane 0 on the kind's own
+// channel (llm.hpp), the others after kLlmChannels, TP's, then DP's, then EP's.
+constexpr int kKinds = 3;
+constexpr int kMaxChannels = kLlmChannels + kKinds * (kLlmMaxLanes - 1);
+
+int kind_of(LlmGroup group) {
+  return group == LlmGroup::tp ? 0 : group == LlmGroup::ep ? 2 : 1;
+}
+int kind_of_channel(int channel) {
+  return channel == kLlmTpChannel ? 0 : channel == kLlmDpChannel ? 1 : 2;
+}
+
+struct Lanes {
+  std::array<int, kKinds> count{1, 1, 1};
+  std::array<int, kKinds> first_extra{};
+  int channels = kLlmChannels;
+
+  explicit Lanes(const LlmPlan& plan) {
+    for (const LlmCollective& c : plan.collectives) {
+      int& n = count[std::size_t(kind_of(c.group))];
+      n = std::max(n, c.lanes);
+    }
+    for (int k = 0; k < kKinds; ++k) {
+      first_extra[std::size_t(k)] = channels;
+      channels += count[std::size_t(k)] - 1;
+    }
+  }
+  int channel(int kind, int lane) const {
+    static constexpr std::array<int, kKinds> base{kLlmTpChannel, kLlmDpChannel, kLlmEpChannel};
+    return lane == 0 ? base[std::size_t(kind)] : first_extra[std::size_t(kind)] + lane - 1;
+  }
+  // The (kind, lane) of a collective channel.
+  std::pair<int, int> lane_of(int channel) const {
+    if (channel < kLlmChannels) return {kind_of_channel(channel), 0};
+    int kind = 0;
+    while (kind + 1 < kKinds && channel >= first_extra[std::size_t(kind + 1)]) ++kind;
+    return {kind, channel - first_extra[std::size_t(kind)] + 1};
+  }
+};
+
 // Where a rank's walk over its stage's work stands: the next step index on every channel.
 struct Position {
-  std::array<std::uint32_t, kLlmChannels> next{};
+  std::array<std::uint32_t, kMaxChannels> next{};
   std::uint32_t last(int channel) const {
     return next[std::size_t(channel)] == 0 ? kNone : next[std::size_t(channel)] - 1;
   }
@@ -85,13 +130,24 @@ Place place_of(const LlmPlan& plan, int job_rank) {
   return p;
 }
 
-std::uint32_t steps_of(const LlmPlan& plan, const Place& place, const LlmOp& op) {
+// The steps the rank emits for collective `c` on lane `lane`.
+std::uint32_t steps_of(const LlmCollective& c, const Place& place, int lane) {
+  const auto local = static_cast<std::size_t>(place.local[static_cast<std::size_t>(c.group)]);
+  return c.steps[local * std::size_t(c.lanes) + std::size_t(lane)];
+}
+
+// Moves every lane of the collective `op` names past its steps.
+void advance_lanes(const LlmPlan& plan, const Lanes& lanes, const Place& place, const LlmOp& op,
+                   Position& at) {
   const LlmCollective& c = plan.collectives[static_cast<std::size_t>(op.collective)];
-  return c.steps[static_cast<std::size_t>(place.local[static_cast<std::size_t>(c.group)])];
+  const int kind = kind_of(c.group);
+  for (int lane = 0; lane < c.lanes; ++lane)
+    at.next[std::size_t(lanes.channel(kind, lane))] += steps_of(c, place, lane);
 }
 
 // Advances the walk past `op` (what every channel emits for it); returns where it stood before.
-Position advance(const LlmPlan& plan, const Place& place, const LlmOp& op, Walk& walk) {
+Position advance(const LlmPlan& plan, const Lanes& lanes, const Place& place, const LlmOp& op,
+                 Walk& walk) {
   const Position before = walk.at;
   auto& next = walk.at.next;
   switch (op.kind) {
@@ -100,7 +156,7 @@ Position advance(const LlmPlan& plan, const Place& place, const LlmOp& op, Walk&
     break;
   case LlmOpKind::tp:
   case LlmOpKind::ep:
-    next[std::size_t(channel_of(op.kind))] += steps_of(plan, place, op);
+    advance_lanes(plan, lanes, place, op, walk.at);
     ++next[kLlmComputeChannel];
     break;
   case LlmOpKind::pp_recv:
@@ -111,7 +167,7 @@ Position advance(const LlmPlan& plan, const Place& place, const LlmOp& op, Walk&
     ++next[kLlmPpChannel];
     break;
   case LlmOpKind::dp:
-    next[kLlmDpChannel] += steps_of(plan, place, op);
+    advance_lanes(plan, lanes, place, op, walk.at);
     walk.dp_joins.push_back(next[kLlmDpChannel] - 1);
     break;
   case LlmOpKind::dp_wait:
@@ -133,11 +189,11 @@ int global_rank(const LlmPlan& plan, int job_rank) {
   return plan.spec.gpus[static_cast<std::size_t>(job_rank)];
 }
 
-StepStream compute_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
+StepStream compute_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int job_rank) {
   const Place place = place_of(*plan, job_rank);
   Walk walk;
   for (const LlmOp& op : stage_of(*plan, job_rank)) {
-    const Position before = advance(*plan, place, op, walk);
+    const Position before = advance(*plan, lanes, place, op, walk);
     // Every step of the stream follows the one before it (one kernel at a time).
     Step step = compute_step(op.kind == LlmOpKind::compute ? op.duration : 0, kLlmComputeChannel);
     add_dep(step, before.last(kLlmComputeChannel));
@@ -173,12 +229,12 @@ StepStream compute_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
 
 // The pipeline channel: a receive or send per transfer, to the same (tp, dp) rank of the
 // neighbouring stage.
-StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
+StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int job_rank) {
   const Place place = place_of(*plan, job_rank);
   const LlmCoords c = llm_coords(plan->spec.parallel, job_rank);
   Walk walk;
   for (const LlmOp& op : stage_of(*plan, job_rank)) {
-    const Position before = advance(*plan, place, op, walk);
+    const Position before = advance(*plan, lanes, place, op, walk);
     if (op.kind != LlmOpKind::pp_recv && op.kind != LlmOpKind::pp_send) continue;
     const bool send = op.kind == LlmOpKind::pp_send;
     // Forward: receive from the previous stage, send to the next; backward the other way.
@@ -195,19 +251,30 @@ StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, int job_rank) {
   }
 }
 
-// Channel 1, 3 or 4: the collectives of that stream.
-StepStream collective_program(std::shared_ptr<const LlmPlan> plan, int job_rank, int channel) {
+// A collective channel: lane `lane` of the collectives of one kind (TP, DP or EP).
+StepStream collective_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int job_rank,
+                              int channel) {
   const Place place = place_of(*plan, job_rank);
+  const auto [kind, lane] = lanes.lane_of(channel);
+  const int first = lanes.channel(kind, 0);
   Walk walk;
   for (const LlmOp& op : stage_of(*plan, job_rank)) {
-    const Position before = advance(*plan, place, op, walk);
-    if (channel_of(op.kind) != channel) continue;
+    const Position before = advance(*plan, lanes, place, op, walk);
+    if (channel_of(op.kind) != first) continue;
     const LlmCollective& c = plan->collectives[static_cast<std::size_t>(op.collective)];
+    if (lane >= c.lanes) continue;
     const std::size_t g = static_cast<std::size_t>(c.group);
     const std::vector<int>& members = place.members[g];
     const std::uint32_t ready = before.last(kLlmComputeChannel);
     std::uint32_t index = before.next[std::size_t(channel)];
     std::uint32_t previous = before.last(channel);
+    if (lane > 0) { // the collective before has ended on every lane (its first lane's join)
+      Step sync = compute_step(0, channel);
+      wait_for(sync, first, before.last(first));
+      add_dep(sync, previous);
+      co_yield sync;
+      previous = index++;
+    }
     if (const Picoseconds cost = plan->launch_overhead > 0 ? plan->launch_overhead : c.overhead;
         cost > 0) {
       Step launch = compute_step(cost, channel);
@@ -218,8 +285,10 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, int job_rank,
     }
     const std::uint32_t base = index;
     std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone, last_switch = kNone;
-    StepStream stream =
-        coll::find_algorithm(c.call.op, c.call.algorithm)->program(c.call, place.local[g], 0);
+    const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
+    StepStream stream = lane < algorithm->channels(c.call)
+                            ? algorithm->program(c.call, place.local[g], lane)
+                            : StepStream{};
     for (Step step; stream.next(step);) {
       if (step.peer >= 0)
         step.peer = global_rank(*plan, members[static_cast<std::size_t>(step.peer)]);
@@ -237,14 +306,28 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, int job_rank,
       co_yield step;
       ++index;
     }
+    const bool chained = lane + 1 < c.lanes; // the join also waits for the next lane's
     Step join = compute_step(0, channel);
     add_dep(join, last_send);
     add_dep(join, last_receive);
     add_dep(join, last_local);
     add_dep(join, last_switch);
-    if (index == base) {
-      wait_for(join, kLlmComputeChannel, ready);
+    if (index == base) { // no step of its own: it stands in for the collective on this lane
+      if (chained) {     // the wait goes to the next lane; a marker waits for the compute
+        Step marker = compute_step(0, channel);
+        wait_for(marker, kLlmComputeChannel, ready);
+        add_dep(marker, previous);
+        co_yield marker;
+        previous = index++;
+      } else {
+        wait_for(join, kLlmComputeChannel, ready);
+      }
       add_dep(join, previous);
+    }
+    if (chained) { // the next lane's join: its last step for this collective
+      const int next_lane = lanes.channel(kind, lane + 1);
+      wait_for(join, next_lane,
+               before.next[std::size_t(next_lane)] + steps_of(c, place, lane + 1) - 1);
     }
     co_yield join;
   }
@@ -256,7 +339,7 @@ StepStream no_program() {
 
 class LlmSource final : public coll::ProgramSource {
 public:
-  explicit LlmSource(std::shared_ptr<const LlmPlan> plan) : plan_(std::move(plan)) {
+  explicit LlmSource(std::shared_ptr<const LlmPlan> plan) : plan_(std::move(plan)), lanes_(*plan_) {
     job_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     for (std::size_t r = 0; r < plan_->spec.gpus.size(); ++r)
       job_rank_[static_cast<std::size_t>(plan_->spec.gpus[r])] = static_cast<int>(r);
@@ -277,7 +360,7 @@ public:
 
   std::string_view name() const override { return "llm_training"; }
   int ranks() const override { return plan_->ranks; }
-  int channels() const override { return kLlmChannels; }
+  int channels() const override { return lanes_.channels; }
   std::vector<coll::Protocol> protocols() const override { return plan_->protocols; }
   std::uint64_t buffer_bytes(int rank, Buffer buffer) const override {
     if (job_rank_[static_cast<std::size_t>(rank)] < 0) return 0;
@@ -286,13 +369,14 @@ public:
   StepStream program(int rank, int channel) const override {
     const int job_rank = job_rank_[static_cast<std::size_t>(rank)];
     if (job_rank < 0) return no_program();
-    if (channel == kLlmComputeChannel) return compute_program(plan_, job_rank);
-    if (channel == kLlmPpChannel) return pipeline_program(plan_, job_rank);
-    return collective_program(plan_, job_rank, channel);
+    if (channel == kLlmComputeChannel) return compute_program(plan_, lanes_, job_rank);
+    if (channel == kLlmPpChannel) return pipeline_program(plan_, lanes_, job_rank);
+    return collective_program(plan_, lanes_, job_rank, channel);
   }
 
 private:
   std::shared_ptr<const LlmPlan> plan_;
+  Lanes lanes_;
   std::vector<int> job_rank_;
   std::uint64_t input_ = 0, output_ = 0, scratch_ = 0;
 };

@@ -127,6 +127,12 @@ models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster
   }
   if (auto v = p.optional("zero")) layout.zero = static_cast<int>(v->integer(0, 3));
   if (auto v = p.optional("sequence_parallel")) layout.sequence_parallel = v->boolean();
+  if (auto v = p.optional("overlap_param_gather")) {
+    layout.overlap_param_gather = v->boolean();
+    if (layout.overlap_param_gather && layout.zero != 1 && layout.zero != 2)
+      v->fail("overlaps the all-gathers of ZeRO 1 and 2 (the distributed optimizer's updated "
+              "weights); set \"zero\": 1 or 2, or leave it out");
+  }
   p.finish();
 
   spec.global_batch = static_cast<int>(workload.required("global_batch").integer(1, 1 << 24));

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace ddlsim;
 using namespace ddlsim::models;
 using ddlsim::test_support::error_of;
@@ -217,6 +219,10 @@ TEST_CASE("llm: bad layouts are errors naming the key and the fix") {
              Catch::Contains("/workload/global_batch") && Catch::Contains("million steps"));
   CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "tpp": 1}, "global_batch": 8)"),
              Catch::Contains("tpp"));
+  CHECK_THAT(error(kSmall, R"("parallel": {"tp": 8, "overlap_param_gather": true},
+                              "global_batch": 8)"),
+             Catch::Contains("/workload/parallel/overlap_param_gather") &&
+                 Catch::Contains("\"zero\": 1 or 2"));
 }
 
 TEST_CASE("llm: every engine runs the iteration's Schedule") {
@@ -324,4 +330,63 @@ TEST_CASE("llm: interleaving needs pp > 2 and micro-batches in groups of pp") {
              Catch::Contains("/workload/global_batch") && Catch::Contains("groups of pp"));
   CHECK_THAT(error(R"("parallel": {"tp": 2, "pp": 4, "vpp": 4}, "global_batch": 8)"),
              Catch::Contains("/workload/parallel/pp") && Catch::Contains("8 layers"));
+}
+
+TEST_CASE("llm: a DP group with several GPUs per node runs NCCL's channels over every NIC") {
+  // TP 2 on 2 DGX H100: each DP group has 4 GPUs per node, whose rings NCCL spreads over the
+  // four GPUs' NICs (one lane per GPU). With one NIC per node the same bytes share one NIC.
+  auto text = [](int nics) {
+    return R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 2, "nics": )" +
+           std::to_string(nics) + R"(, "nic_bandwidth_gbps": 400}],
+                         "fabric": {"type": "single_switch"}},
+            "workload": {"type": "llm_training", "model": )" +
+           kSmall + R"(, "parallel": {"tp": 2, "pp": 1, "dp": 8}, "global_batch": 8}})";
+  };
+  const Run spread = run(text(8));
+  const Run one = run(text(1));
+  int dp_collectives = 0;
+  for (const LlmCollective& c : spread.plan->collectives) {
+    if (c.group != LlmGroup::dp) continue;
+    ++dp_collectives;
+    INFO(c.nccl_choice);
+    // A ring needs one lane per GPU of a node, a double binary tree two.
+    CHECK(c.lanes <= (c.call.algorithm == "nccl_ring" ? 4 : 8));
+    CHECK(c.lanes > 1);
+    CHECK(c.call.params.channels == c.lanes);
+  }
+  CHECK(dp_collectives > 0);
+  for (const LlmCollective& c : spread.plan->collectives)
+    if (c.group == LlmGroup::tp) CHECK(c.lanes == 1); // inside a node: one lane
+  // Eight NICs carry the DP traffic faster than one.
+  CHECK(spread.it.exposed_dp < one.it.exposed_dp);
+  CHECK(spread.it.time < one.it.time);
+}
+
+TEST_CASE("llm: overlapped parameter all-gathers run in the next forward pass, not after the "
+          "optimizer") {
+  auto text = [](bool overlap) {
+    return scenario_text(2, kSmall,
+                         R"("parallel": {"tp": 2, "dp": 8, "zero": 1, "overlap_param_gather": )" +
+                             std::string(overlap ? "true" : "false") +
+                             R"(}, "global_batch": 16, "micro_batch": 1)");
+  };
+  const Run after = run(text(false));
+  const Run overlapped = run(text(true));
+  // The same weights are gathered (in buckets of whole layers instead of equal parts: the bytes
+  // agree to rounding); the compute does not change.
+  CHECK(count_ops(*overlapped.plan, coll::Op::all_gather, LlmGroup::dp) > 1);
+  CHECK(static_cast<double>(overlapped.bytes_sent) ==
+        Approx(static_cast<double>(after.bytes_sent)).epsilon(1e-6));
+  CHECK(overlapped.it.compute == after.it.compute);
+  // After the optimizer nothing hides them; in the forward pass only the first bucket is exposed.
+  CHECK(overlapped.it.exposed_dp < after.it.exposed_dp);
+  CHECK(overlapped.it.time < after.it.time);
+  // The forward pass of stage 0 waits for its weights: the first all-gather comes before any
+  // compute, and no all-gather follows the optimizer.
+  const std::vector<LlmOp>& ops = overlapped.plan->stages.front();
+  CHECK(ops.front().kind == LlmOpKind::dp);
+  const auto optimizer = std::find_if(
+      ops.begin(), ops.end(), [](const LlmOp& op) { return op.kind == LlmOpKind::optimizer; });
+  CHECK(
+      std::none_of(optimizer, ops.end(), [](const LlmOp& op) { return op.kind == LlmOpKind::dp; }));
 }

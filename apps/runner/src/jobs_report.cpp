@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 namespace ddlsim::runner {
 namespace {
@@ -74,7 +75,7 @@ RunReport jobs_report(const Scenario& scenario, const std::string& label,
     };
   const jobs::SharedClusterResult r =
       jobs::simulate_shared_cluster(scenario, topology, router, options);
-  if (settings.end) (void)settings.end();
+  const bool go_on = settings.end ? settings.end() : true;
 
   RunReport report;
   std::ostringstream out;
@@ -84,10 +85,13 @@ RunReport jobs_report(const Scenario& scenario, const std::string& label,
   out << "#  id            workload          gpus nodes leaves   arrival(s)  queued(s)     run(s)  "
          "completion(s)  iter(ms)  alone(ms)  slowdown\n";
   Json rows = Json::array();
-  const std::size_t shown = r.jobs.size() <= 60 ? r.jobs.size() : 40;
-  for (std::size_t j = 0; j < r.jobs.size(); ++j) {
-    const jobs::JobOutcome& o = r.jobs[j];
-    if (j < shown) {
+  std::vector<std::size_t> listed; // the jobs that ended (all but where the run stopped first)
+  for (std::size_t j = 0; j < r.jobs.size(); ++j)
+    if (r.jobs[j].ended) listed.push_back(j);
+  const std::size_t shown = listed.size() <= 60 ? listed.size() : 40;
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    const jobs::JobOutcome& o = r.jobs[listed[k]];
+    if (k < shown) {
       char line[320];
       std::snprintf(line, sizeof line,
                     "   %-13s %-16s %5d %5d %6d %12s %10s %10s %14s %9s %10s %9s\n", o.id.c_str(),
@@ -96,8 +100,8 @@ RunReport jobs_report(const Scenario& scenario, const std::string& label,
                     fixed(o.completion_s(), 1).c_str(), fixed(o.mean_iteration_s * 1e3, 2).c_str(),
                     fixed(o.alone_iteration_s * 1e3, 2).c_str(), fixed(o.slowdown(), 3).c_str());
       out << line;
-    } else if (j == shown) {
-      out << "   ... " << r.jobs.size() - shown << " more jobs in the --json report\n";
+    } else if (k == shown) {
+      out << "   ... " << listed.size() - shown << " more jobs in the --json report\n";
     }
     rows.push_back({{"id", o.id},
                     {"workload", o.workload},
@@ -142,6 +146,10 @@ RunReport jobs_report(const Scenario& scenario, const std::string& label,
                  {"busy_gpus", busy},
                  {"jobs", rows}};
   if (settings.trace) report.timeline_trace = chrome_trace(r);
+  if (!r.complete || !go_on) {
+    report.incomplete = "after " + std::to_string(listed.size()) + " of " +
+                        std::to_string(r.jobs.size()) + " jobs ended; the figures are of those";
+  }
   return report;
 }
 

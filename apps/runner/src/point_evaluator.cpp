@@ -11,10 +11,11 @@
 namespace ddlsim::runner {
 namespace {
 
-plan::PointMetrics evaluate_training(const Scenario& scenario) {
-  const sim::EngineResult result = simulate_training(scenario);
+// Job 0's iteration (a plan's sweep varies one job's cluster and settings).
+plan::PointMetrics training_metrics(const Scenario& scenario,
+                                    const std::vector<models::JobIteration>& jobs) {
   const models::JobSpec& spec = scenario.workload.training.jobs.at(0);
-  const models::JobIteration& job = result.jobs.at(0);
+  const models::JobIteration& job = jobs.at(0);
   plan::PointMetrics metrics;
   metrics.gpus = static_cast<int>(spec.gpus.size());
   metrics.nodes =
@@ -27,6 +28,10 @@ plan::PointMetrics evaluate_training(const Scenario& scenario) {
     metrics.train_seconds = job.seconds_to_train(training.epochs, training.dataset_samples);
   metrics.what = "training " + spec.model->name + " " + spec.algorithm;
   return metrics;
+}
+
+plan::PointMetrics evaluate_training(const Scenario& scenario) {
+  return training_metrics(scenario, simulate_training(scenario).jobs);
 }
 
 } // namespace
@@ -95,7 +100,9 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   return metrics;
 }
 
-void print_sweep_points(const Scenario& scenario, std::ostream& out) {
+void print_sweep_points(const Scenario& scenario, std::ostream& out, const RunReport* as_run) {
+  Json as_run_json = scenario.resolved; // what a point equal to the scenario itself resolves to
+  as_run_json.erase("sweep");
   const std::size_t count = sweep_point_count(scenario);
   out << "# sweep: " << count << " points (ranked by `ddlsim plan`, which also caches them)\n";
   out << "# point  GPUs  iteration(ms)   samples/s  efficiency  settings\n";
@@ -105,7 +112,11 @@ void print_sweep_points(const Scenario& scenario, std::ostream& out) {
     for (const auto& [pointer, value] : point.settings)
       settings += (settings.empty() ? "" : " ") + pointer + "=" +
                   (value.is_string() ? value.get<std::string>() : value.dump());
-    const plan::PointMetrics m = evaluate_point(point.scenario);
+    const bool ran = as_run != nullptr && !as_run->jobs.empty() &&
+                     point.scenario.workload.type == "training" &&
+                     point.scenario.resolved == as_run_json;
+    const plan::PointMetrics m =
+        ran ? training_metrics(point.scenario, as_run->jobs) : evaluate_point(point.scenario);
     char line[160];
     std::snprintf(line, sizeof line, "%7zu %5d %14.3f %11.1f %11.3f  ", i, m.gpus,
                   m.iteration_seconds * 1e3, m.samples_per_second, m.scaling_efficiency);

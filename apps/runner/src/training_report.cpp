@@ -226,6 +226,7 @@ RunReport training_report(const Scenario& scenario, const std::string& label,
   if (!result.details.json.is_null()) report.json[engine] = std::move(result.details.json);
   if (settings.trace)
     report.trace.push_back({"training iteration", std::move(result.steps_recorded), {}, {}});
+  report.jobs = std::move(result.jobs);
   return report;
 }
 

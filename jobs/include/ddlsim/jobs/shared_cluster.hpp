@@ -8,7 +8,8 @@
 // they share, so the running jobs are split into groups that can share a link (the same node,
 // or crossing a common leaf; every leaf-crossing job meets every other where switches above
 // the leaves are shared by all, as on a 3-tier fat tree), and each group is simulated alone.
-// Results are cached per group (its jobs' workloads and GPUs), so a long trace costs one
+// Results are cached per group (its jobs' workloads and GPUs, moved onto canonical nodes where
+// an exact relabelling of the fabric exists: symmetry.hpp), so a long trace costs one
 // simulation per distinct group, not per iteration or event. When the mix changes, the jobs
 // whose iteration time changed are re-anchored: their remaining work is carried at the new rate.
 #pragma once
@@ -32,6 +33,7 @@ struct JobOutcome {
   int nodes = 0;              // nodes it ran on
   int leaves = 1;             // leaves it ran under
   double arrival_s = 0, start_s = 0, end_s = 0;
+  bool ended = false;           // false: the run stopped (SharedClusterOptions::progress) first
   double iterations = 0;        // done (the work, or what fitted in the time limit)
   double alone_iteration_s = 0; // at its placement, on an empty cluster
   double mean_iteration_s = 0;  // as it ran
@@ -49,6 +51,9 @@ struct RateSegment {
 };
 
 struct SharedClusterResult {
+  // False when SharedClusterOptions::progress stopped the run: the figures below are then of
+  // the jobs that ended (JobOutcome::ended) and the times up to the stop.
+  bool complete = true;
   std::vector<JobOutcome> jobs; // in the trace's arrival order
   std::vector<RateSegment> segments;
   std::vector<std::pair<double, int>> busy_gpus; // (time, GPUs busy from then on)

@@ -89,6 +89,10 @@ struct LlmParallel {
   int ep = 1;  // expert parallel: splits each DP group's ranks (ep divides dp)
   int zero = 0;
   bool sequence_parallel = false;
+  // ZeRO 1/2: the updated weights' all-gathers run during the next iteration's forward pass, each
+  // bucket's before its first layer (Megatron's --overlap-param-gather, NeMo's
+  // overlap_param_sync), instead of after the optimizer step.
+  bool overlap_param_gather = false;
   int gpus() const { return tp * pp * dp; }
 };
 
@@ -194,7 +198,11 @@ struct LlmCollective {
   Picoseconds overhead = 0;  // NCCL's per-call cost, a step before the first transfer
   std::uint8_t protocol = 0; // index into LlmPlan::protocols
   std::string nccl_choice;   // "ring/LL128" when NCCL chose it
-  // Steps per local rank on the collective's channel: launch + generator steps + join.
+  // The schedule channels (lanes) it runs on: NCCL's channels, as many as spread its bytes over
+  // every GPU (NIC) of a node the group spans (llm_plan.cpp, collective_lanes); 1 inside a node.
+  int lanes = 1;
+  // Steps of local rank r on lane l at steps[r * lanes + l]: the marker that waits for the
+  // previous collective (lanes > 0), launch, generator steps, the join.
   std::vector<std::uint32_t> steps;
 };
 
@@ -216,9 +224,11 @@ struct LlmPlanOptions {
 };
 LlmPlan plan_llm(const LlmSpec& spec, const LlmPlanOptions& options = {});
 
-// Channels of the schedule: compute, TP, PP, DP, EP.
+// Channels of the schedule: compute, TP, PP, DP, EP, then the further lanes of the TP, DP and
+// EP collectives (llm_schedule.cpp), at most kLlmMaxLanes per kind.
 inline constexpr int kLlmComputeChannel = 0, kLlmTpChannel = 1, kLlmPpChannel = 2,
                      kLlmDpChannel = 3, kLlmEpChannel = 4, kLlmChannels = 5;
+inline constexpr int kLlmMaxLanes = 16;
 coll::Schedule llm_schedule(std::shared_ptr<const LlmPlan> plan);
 
 // Collects what the metrics need from the executed steps: per rank the end of every compute-

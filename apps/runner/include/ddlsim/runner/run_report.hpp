@@ -68,6 +68,9 @@ struct RunReport {
   // Empty when the run finished; else where it stopped and what is complete, e.g. "while
   // simulating 64 MiB; the sizes above it are complete". `table` and `json` hold what finished.
   std::string incomplete;
+  // A training workload: the simulated jobs, in the scenario's order (print_sweep_points reuses
+  // them for the sweep point that is the scenario itself).
+  std::vector<models::JobIteration> jobs;
 };
 
 // NCCL's tuner for a collective workload whose algorithm is "nccl" (the scenario's NCCL view of
@@ -84,7 +87,13 @@ void write_trace(const RunReport& report, std::ostream& out);
 
 // Every point of a training scenario's sweep, one row each, in sweep order (the first axis
 // fastest): what `ddlsim plan` ranks, as a plain table. `ddlsim run` prints it after the files
-// it writes (a collective's report only notes that the sweep was not run).
-void print_sweep_points(const Scenario& scenario, std::ostream& out);
+// it writes (a collective's report only notes that the sweep was not run). `as_run`, where not
+// null, is run_scenario's report of this very scenario (no seed or algorithm override): a point
+// whose JSON is the scenario's own without its sweep (often the first or the largest) takes its
+// row from those jobs instead of simulating the same thing twice. The key is the one `ddlsim
+// plan`'s cache uses (the point's resolved JSON), and a simulation is deterministic, so the row
+// is the one the point's own simulation prints.
+void print_sweep_points(const Scenario& scenario, std::ostream& out,
+                        const RunReport* as_run = nullptr);
 
 } // namespace ddlsim::runner
