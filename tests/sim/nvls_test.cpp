@@ -212,3 +212,48 @@ TEST_CASE(
   CHECK(t >= 2 * one);
   CHECK(t <= 2.3 * one);
 }
+
+TEST_CASE("nvls: a switch step puts n / switch_efficiency on its links, other steps keep theirs") {
+  // NCCL rates multimem traffic through the switch at nvlsEfficiency of the unicast NVLink rate
+  // (src/graph/tuning.cc, NCCL 2.30.7); coll::Protocol::switch_efficiency charges it on the switch
+  // steps only. One chunk: a reduce and a multicast, n/B each at efficiency 1 (first case above),
+  // so n/(e·B) each at efficiency e; with payload_efficiency too, n/(e·f·B).
+  const topo::Topology topology = cluster(1, 4, true);
+  coll::CollectiveCall call = call_of("nvls", 4, kBytes);
+  call.protocol.switch_efficiency = 0.5;
+  CHECK(std::llabs(time_of(topology, call) - (4 * kHop + 4 * kNOverB)) <= 4);
+  call.protocol.payload_efficiency = 0.5;
+  CHECK(std::llabs(time_of(topology, call) - (4 * kHop + 8 * kNOverB)) <= 4);
+  // A ring has no switch steps: its time does not see the switch efficiency.
+  coll::CollectiveCall ring = call_of("ring", 4, kBytes);
+  const Picoseconds plain = time_of(topology, ring);
+  ring.protocol.switch_efficiency = 0.5;
+  CHECK(time_of(topology, ring) == plain);
+}
+
+TEST_CASE("nvls: nvls_tree's switch efficiency slows the switch, not the network") {
+  // 2 nodes of 2 GPUs with the NVLinks fast enough that the network sets the time: a switch
+  // efficiency that still leaves the switch faster than the network changes the time a little
+  // (the pipeline's first and last blocks), one that makes the switch the slower resource makes
+  // the time follow the switch at its efficiency: (n + n/L) / (e·B_i).
+  constexpr std::uint64_t bytes = 256'000'000;
+  topo::NodeSpec node = nvswitch_node(2, true);
+  node.nics = 2;
+  node.nvlink_bytes_per_second = 3e11;
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({node, 2});
+  const topo::Topology topology = topo::build_topology(spec);
+  const double network = double(bytes) / 2 / 50e9 * 1e12; // (n/L)/B_o, ps
+  coll::CollectiveCall call = call_of("nvls_tree", 4, bytes, 64, 2);
+  const double full = double(time_of(topology, call));
+  call.protocol.switch_efficiency = 0.85;
+  const double hopper = double(time_of(topology, call));
+  CHECK(hopper >= full);
+  CHECK(hopper <= 1.05 * full);
+  CHECK(hopper >= network);
+  call.protocol.switch_efficiency = 0.25;
+  const double slow = double(time_of(topology, call));
+  const double switch_bound = double(bytes) * 1.5 / (0.25 * 3e11) * 1e12;
+  CHECK(slow >= switch_bound);
+  CHECK(slow <= 1.25 * switch_bound);
+}
