@@ -44,12 +44,16 @@ constexpr std::array kBuffers{Buffer::input, Buffer::output, Buffer::scratch};
 constexpr std::array kCodecs{Codec::none, Codec::topk, Codec::fp16_cast, Codec::chunk_norms,
                              Codec::chunk_select};
 
+// switch_efficiency is written only where it is not 1 (only NVLS calls have one), so dumps of
+// the other protocols keep their form.
 Json protocol_json(const Protocol& protocol) {
-  return {{"name", protocol.name},
-          {"payload_efficiency", protocol.payload_efficiency},
-          {"intra_hop_ps", protocol.intra_hop_ps},
-          {"inter_hop_ps", protocol.inter_hop_ps},
-          {"reduce_in_flight", protocol.reduce_in_flight}};
+  Json j = {{"name", protocol.name},
+            {"payload_efficiency", protocol.payload_efficiency},
+            {"intra_hop_ps", protocol.intra_hop_ps},
+            {"inter_hop_ps", protocol.inter_hop_ps},
+            {"reduce_in_flight", protocol.reduce_in_flight}};
+  if (protocol.switch_efficiency != 1.0) j["switch_efficiency"] = protocol.switch_efficiency;
+  return j;
 }
 
 Protocol parse_protocol(const JsonValue& value) {
@@ -60,6 +64,7 @@ Protocol parse_protocol(const JsonValue& value) {
   protocol.intra_hop_ps = o.required("intra_hop_ps").integer(0, INT64_MAX);
   protocol.inter_hop_ps = o.required("inter_hop_ps").integer(0, INT64_MAX);
   protocol.reduce_in_flight = o.required("reduce_in_flight").boolean();
+  if (auto v = o.optional("switch_efficiency")) protocol.switch_efficiency = v->number(0, 1);
   o.finish();
   check_protocol(protocol, "protocol");
   return protocol;

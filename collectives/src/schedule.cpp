@@ -84,6 +84,11 @@ void check_protocol(const Protocol& protocol, const std::string& where) {
     throw InputError(where, name + ": payload_efficiency must be in (0, 1] (payload bytes per " +
                                 "wire byte: LL 0.5, LL128 120/128, Simple 1), not " +
                                 std::to_string(protocol.payload_efficiency));
+  if (!(protocol.switch_efficiency > 0 && protocol.switch_efficiency <= 1))
+    throw InputError(where, name + ": switch_efficiency must be in (0, 1] (payload bytes per " +
+                                "NVLink byte of a switch step: NCCL's nvlsEfficiency, 0.85 " +
+                                "Hopper, 0.74 Blackwell; 1 for none), not " +
+                                std::to_string(protocol.switch_efficiency));
   if (protocol.intra_hop_ps < 0 || protocol.inter_hop_ps < 0)
     throw InputError(where, name + ": hop latencies must be at least 0, not " +
                                 std::to_string(protocol.intra_hop_ps) + " ps (intra) and " +

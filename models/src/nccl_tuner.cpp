@@ -437,13 +437,14 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
   out.intra_hop_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(intra) * 1e6));
   out.inter_hop_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(inter) * 1e6));
   out.reduce_in_flight = true; // NCCL's kernels reduce each chunk as it arrives
-  // NVLS moves its bytes with multimem loads and stores through the switch, which carry less
-  // payload per NVLink byte than the unicast copies NCCL's per-link rate describes: NCCL rates
-  // them at nvlsEfficiency of it (tuning.cc; 0.85 on Hopper). One node's NVLS is only switch
-  // steps, which the engines charge in wire bytes; NVLS-Tree's network hops are plain transfers
-  // and keep their bytes (its in-node efficiency is not modelled).
-  if (algorithm == NcclAlgorithm::nvls)
-    out.payload_efficiency =
+  // NVLS and NVLS-Tree move their in-node bytes with multimem loads (ld_reduce) and stores
+  // through the NVSwitch, which the switch reduces and replicates; NCCL's model rates that
+  // traffic at nvlsEfficiency of the NVLink rate its graph gives a unicast copy (tuning.cc,
+  // ncclTopoTuneModel: "Convert to NVLS busBW/channel"; 0.85 Hopper, 0.74 Blackwell). It is the
+  // switch steps' efficiency only: NVLS-Tree's network hops are plain transfers and keep their
+  // bytes.
+  if (algorithm == NcclAlgorithm::nvls || algorithm == NcclAlgorithm::nvls_tree)
+    out.switch_efficiency =
         nccl::kNvlsEfficiency[static_cast<std::size_t>(compcap_index(system.min_cc))];
   return out;
 }

@@ -372,8 +372,8 @@ private:
     Transfer& transfer = transfers_[id];
     transfer.send = group->owner;
     transfer.recv = group->owner;
-    // Multimem traffic puts the protocol's wire bytes on the links (NVLS's efficiency).
-    transfer.bytes = protocols_[protocol].wire_bytes(group->bytes);
+    // Multimem traffic puts the protocol's switch wire bytes on the links (NVLS's efficiency).
+    transfer.bytes = protocols_[protocol].switch_wire_bytes(group->bytes);
     transfer.path = &group->route->links;
     transfer.recv_bytes = group->bytes;
     transfer.recv_rank = static_cast<std::int32_t>(group->slot);

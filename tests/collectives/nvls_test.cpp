@@ -62,12 +62,16 @@ TEST_CASE("nvls: all-reduce through the switch is exact for p = 2..8, channels 1
             }
 }
 
-TEST_CASE("nvls: nvls_tree is exact over nodes of 1..4 ranks") {
-  for (auto [nodes, per_node] : {std::pair{2, 2}, {2, 4}, {3, 2}, {4, 2}, {2, 8}, {3, 1}, {1, 4}})
-    for (int channels : {1, 2})
-      for (int chunks : {1, 3})
+TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
+  // Every dtype and reduction it takes (adasum is rejected: check_common).
+  // 5 and 8 nodes: inner tree vertices with two child nodes (a scratch slot) in both trees;
+  // 3 channels: tree 0, tree 1, tree 0; 20 chunks: blocks of 1, 2, 4, 8, 4, 1 (slot_blocks).
+  for (auto [nodes, per_node] :
+       {std::pair{2, 2}, {2, 4}, {3, 2}, {4, 2}, {2, 8}, {3, 1}, {1, 4}, {5, 2}, {8, 1}, {8, 2}})
+    for (int channels : {1, 2, 3})
+      for (int chunks : {1, 3, 20})
         for (Reduction reduction : {Reduction::sum, Reduction::avg})
-          for (DataType dtype : {DataType::fp32, DataType::bf16}) {
+          for (DataType dtype : {DataType::fp32, DataType::fp16, DataType::bf16}) {
             CollectiveCall call =
                 make_call(Op::all_reduce, "nvls_tree", nodes * per_node, 1001, dtype, reduction);
             call.node_of_rank = nodes_of(nodes, per_node);
@@ -101,7 +105,7 @@ TEST_CASE("nvls: the generators move data with switch steps, one group per shard
   tree.node_of_rank = nodes_of(2, 8);
   CHECK(switch_steps(Schedule::make(tree)) == 2 * 2 * 8 * 8);
   CHECK(has_switch_steps(Schedule::make(tree)));
-  // One rank per node: no switch at all, a plain ring over the nodes.
+  // One rank per node: no switch at all, a plain tree over the nodes.
   tree.node_of_rank.clear();
   CHECK_FALSE(has_switch_steps(Schedule::make(tree)));
 }

@@ -50,6 +50,18 @@ TEST_CASE("protocol: a generator's steps name the call's protocol, which dumps k
   CHECK(Schedule::from_materialized(reload(m)).protocols().front() == ll());
 }
 
+TEST_CASE("protocol: a switch efficiency is dumped only where it is not 1, and reloads") {
+  CollectiveCall call = make_call(Op::all_reduce, "ring", 4, 64);
+  call.protocol = ll();
+  CHECK_FALSE(
+      to_json(materialize(Schedule::make(call)))["call"]["protocol"].contains("switch_efficiency"));
+  call.protocol.switch_efficiency = 0.85; // NCCL's nvlsEfficiency on Hopper
+  const MaterializedSchedule m = materialize(Schedule::make(call));
+  CHECK(to_json(m)["call"]["protocol"]["switch_efficiency"] == 0.85);
+  CHECK(reload(m) == m);
+  CHECK(Schedule::from_materialized(reload(m)).protocols().front().switch_efficiency == 0.85);
+}
+
 TEST_CASE("protocol: steps naming a missing protocol, or pairs that disagree, are rejected") {
   MaterializedSchedule m = materialize(Schedule::make(make_call(Op::all_reduce, "ring", 2, 4)));
   MaterializedSchedule missing = m;
@@ -71,6 +83,11 @@ TEST_CASE("protocol: impossible efficiencies and negative hop latencies are inpu
   CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("payload_efficiency"));
   call.protocol.payload_efficiency = 0;
   CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("(0, 1]"));
+  call.protocol = {};
+  call.protocol.switch_efficiency = 1.5;
+  CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("switch_efficiency"));
+  call.protocol.switch_efficiency = 0;
+  CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("nvlsEfficiency"));
   call.protocol = {};
   call.protocol.intra_hop_ps = -5;
   CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("at least 0"));

@@ -213,6 +213,15 @@ TEST_CASE("NCCL model: protocol costs and per-call overhead come from tuning.cc"
   CHECK(ll128.inter_hop_ps == 8'500'000);
   CHECK(nccl_protocol(s, NcclAlgorithm::ring, NcclProtocol::simple).payload_efficiency == 1.0);
   CHECK(nccl_call_overhead(NcclAlgorithm::ring, NcclProtocol::simple) == 8'400'000);
+  // NVLS-Tree's switch steps run at nvlsEfficiency (0.85 Hopper, 0.74 Blackwell); Simple keeps
+  // the payload of its network hops and of every other algorithm's steps.
+  const coll::Protocol nvls_tree = nccl_protocol(s, NcclAlgorithm::nvls_tree, NcclProtocol::simple);
+  CHECK(nvls_tree.payload_efficiency == 1.0);
+  CHECK(nvls_tree.switch_efficiency == Approx(0.85));
+  CHECK(nccl_protocol(s, NcclAlgorithm::ring, NcclProtocol::simple).switch_efficiency == 1.0);
+  const NcclSystem b200 = describe_nccl(cluster("dgx-b200", 2), 16);
+  CHECK(nccl_protocol(b200, NcclAlgorithm::nvls_tree, NcclProtocol::simple).switch_efficiency ==
+        Approx(0.74));
   CHECK(nccl_call_overhead(NcclAlgorithm::tree, NcclProtocol::ll) == 6'800'000);
 }
 

@@ -147,27 +147,113 @@ TEST_CASE("nvls: nvls_tree on two H100 nodes beats a flat ring and uses every NI
   CHECK(double(tree) <= 2.5 * nic_bound);
 }
 
-TEST_CASE("nvls: nvls_tree pays the network hop latency per pipeline round, not per chunk") {
-  // NCCL's NVLS-Tree stages hand chunks on through NCCL_STEPS = 8 slots, so a chunk's hop across
-  // the nodes overlaps those of the chunks around it (src/device/all_reduce.h, NVLS_TREE). With
-  // a small message the time is all latency: one chunk takes the ring's 2(N-1) network hops
-  // (plus the switch's), and 64 chunks take the 64/8 full blocks plus the pipeline's fill and
-  // drain in rounds of one hop each, far below 64 chunks of 2(N-1) hops one after another.
-  const int nodes = 4, gpus = 2;
-  const topo::Topology topology = cluster(nodes, gpus, true);
+TEST_CASE("nvls: nvls_tree crosses the nodes in a tree, 2·lg N hops, not a ring's 2(N-1)") {
+  // NCCL's NVLS-Tree runs a binary tree of the shard owners across the nodes (src/graph/
+  // connect.cc, ncclGetDtree), and its tuner charges 2·log2(N) network hops (src/graph/
+  // tuning.cc). With a small message (1 KiB) and one chunk the time is all latency: a leaf's
+  // shard goes lg N levels up and comes back, so 4 nodes take 4 hops and 8 nodes 6 (a ring: 6
+  // and 14).
   const Picoseconds hop = 20 * kPsPerUs; // NCCL's NET latency for NVLS-Tree/Simple, about 20 us
-  auto with_hop = [hop](coll::CollectiveCall call) {
+  auto time_for = [hop](int nodes, int chunks) {
+    const int gpus = 2;
+    coll::CollectiveCall call = call_of("nvls_tree", nodes * gpus, 1024, chunks, gpus);
     call.protocol.inter_hop_ps = hop;
-    return call;
+    return time_of(cluster(nodes, gpus, true), call);
   };
-  const std::uint64_t bytes = 64 * 1024;
-  const Picoseconds one = time_of(topology, with_hop(call_of("nvls_tree", 8, bytes, 1, gpus)));
-  const Picoseconds many = time_of(topology, with_hop(call_of("nvls_tree", 8, bytes, 64, gpus)));
-  const Picoseconds chain = 2 * (nodes - 1) * hop;
-  CHECK(one >= chain);
-  CHECK(one < chain + 4 * hop);
-  CHECK(many > one);
-  // stage_blocks(64) has 13 blocks; 2N = 8 stages: 20 rounds at most.
-  CHECK(many < 20 * hop + 4 * hop);
-  CHECK(many < 64 * chain / 8);
+  const Picoseconds four = time_for(4, 1), eight = time_for(8, 1);
+  CHECK(four >= 4 * hop);
+  CHECK(four < 5 * hop);
+  CHECK(eight >= 6 * hop);
+  CHECK(eight < 7 * hop);
+  // Doubling the nodes adds one level: two hops, not the ring's 2N.
+  CHECK(eight - four >= 2 * hop - hop / 4);
+  CHECK(eight - four <= 2 * hop + hop / 4);
+  // 64 chunks go in 13 blocks of up to NCCL_STEPS = 8 (1, 2, 4, 8, ..., 8, 4, 2, 1), each block
+  // crossing a hop together, pipelined through the tree with the up and down streams at once:
+  // the first block's round trip (2·lg N hops) and one hop per further block, blocks + 2·lg N - 1
+  // hops, far below one round trip per block (13 · 2·lg N) or one hop per chunk (64).
+  for (int nodes : {2, 4, 8}) {
+    INFO("nodes = " << nodes);
+    const int levels = nodes == 2 ? 1 : nodes == 4 ? 2 : 3;
+    const Picoseconds many = time_for(nodes, 64);
+    CHECK(many >= (13 + 2 * levels - 1) * hop);
+    CHECK(many < (13 + 2 * levels) * hop);
+  }
+}
+
+TEST_CASE(
+    "nvls: nvls_tree overlaps the switch with the network, the larger of the two sets the time") {
+  // 2 nodes of 2 GPUs, a 400 Gb/s NIC per GPU, NVLink set so that a GPU's switch traffic,
+  // (n + n/L)/B_i, takes as long as its NIC's, (n/L)/B_o: 2.56 ms each for n = 256 MB. NCCL's
+  // warp groups feed the switch apart from the ones that wait for the tree, so the two overlap
+  // and a large call takes about one of them; taking turns (each block through the switch, then
+  // through the network) would take about their sum.
+  constexpr std::uint64_t bytes = 256'000'000;
+  topo::NodeSpec node = nvswitch_node(2, true);
+  node.nics = 2;
+  node.nvlink_bytes_per_second = 1.5e11;
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({node, 2});
+  const topo::Topology topology = topo::build_topology(spec);
+  const double one = double(bytes) / 2 / 50e9 * 1e12; // either resource alone, ps
+  // The first block's trip through the switch and the last one's multicast do not overlap the
+  // network: more (smaller) chunks make that share smaller.
+  const double coarse = double(time_of(topology, call_of("nvls_tree", 4, bytes, 16, 2)));
+  const double fine = double(time_of(topology, call_of("nvls_tree", 4, bytes, 64, 2)));
+  CHECK(fine >= one);
+  CHECK(fine <= 1.25 * one);
+  CHECK(fine < coarse);
+  CHECK(coarse <= 1.4 * one);
+  // Halving the NIC rate makes the network the bottleneck: the time follows it, not the sum.
+  topo::ClusterSpec slow = spec;
+  slow.node_groups.back().spec.nic_bytes_per_second = 25e9;
+  const double t =
+      double(time_of(topo::build_topology(slow), call_of("nvls_tree", 4, bytes, 64, 2)));
+  CHECK(t >= 2 * one);
+  CHECK(t <= 2.3 * one);
+}
+
+TEST_CASE("nvls: a switch step puts n / switch_efficiency on its links, other steps keep theirs") {
+  // NCCL rates multimem traffic through the switch at nvlsEfficiency of the unicast NVLink rate
+  // (src/graph/tuning.cc, NCCL 2.30.7); coll::Protocol::switch_efficiency charges it on the switch
+  // steps only. One chunk: a reduce and a multicast, n/B each at efficiency 1 (first case above),
+  // so n/(e·B) each at efficiency e; with payload_efficiency too, n/(e·f·B).
+  const topo::Topology topology = cluster(1, 4, true);
+  coll::CollectiveCall call = call_of("nvls", 4, kBytes);
+  call.protocol.switch_efficiency = 0.5;
+  CHECK(std::llabs(time_of(topology, call) - (4 * kHop + 4 * kNOverB)) <= 4);
+  call.protocol.payload_efficiency = 0.5;
+  CHECK(std::llabs(time_of(topology, call) - (4 * kHop + 8 * kNOverB)) <= 4);
+  // A ring has no switch steps: its time does not see the switch efficiency.
+  coll::CollectiveCall ring = call_of("ring", 4, kBytes);
+  const Picoseconds plain = time_of(topology, ring);
+  ring.protocol.switch_efficiency = 0.5;
+  CHECK(time_of(topology, ring) == plain);
+}
+
+TEST_CASE("nvls: nvls_tree's switch efficiency slows the switch, not the network") {
+  // 2 nodes of 2 GPUs with the NVLinks fast enough that the network sets the time: a switch
+  // efficiency that still leaves the switch faster than the network changes the time a little
+  // (the pipeline's first and last blocks), one that makes the switch the slower resource makes
+  // the time follow the switch at its efficiency: (n + n/L) / (e·B_i).
+  constexpr std::uint64_t bytes = 256'000'000;
+  topo::NodeSpec node = nvswitch_node(2, true);
+  node.nics = 2;
+  node.nvlink_bytes_per_second = 3e11;
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({node, 2});
+  const topo::Topology topology = topo::build_topology(spec);
+  const double network = double(bytes) / 2 / 50e9 * 1e12; // (n/L)/B_o, ps
+  coll::CollectiveCall call = call_of("nvls_tree", 4, bytes, 64, 2);
+  const double full = double(time_of(topology, call));
+  call.protocol.switch_efficiency = 0.85;
+  const double hopper = double(time_of(topology, call));
+  CHECK(hopper >= full);
+  CHECK(hopper <= 1.05 * full);
+  CHECK(hopper >= network);
+  call.protocol.switch_efficiency = 0.25;
+  const double slow = double(time_of(topology, call));
+  const double switch_bound = double(bytes) * 1.5 / (0.25 * 3e11) * 1e12;
+  CHECK(slow >= switch_bound);
+  CHECK(slow <= 1.25 * switch_bound);
 }

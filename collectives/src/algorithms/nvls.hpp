@@ -1,5 +1,5 @@
 // NVLS building blocks shared by the nvls generators: the switch steps (rule 4 of step.hpp) and
-// the all-reduce program that nvls (one node) and nvls_tree (several nodes) both run.
+// the one-node all-reduce program of nvls (nvls_tree runs its own tree across nodes).
 //
 // NVLS (NVLink SHARP, NVSwitch generation 3 and later: H100, H200, B200) lets a GPU ask the
 // switch for the sum of one address range over every GPU of a multicast group
@@ -48,7 +48,9 @@ inline Step switch_multicast_step(int owner, BufferRange src, BufferRange dst, s
 // switch of each node reduces shard `local` of the chunk to that rank; the ranks with the same
 // local index in every node ring-all-reduce their shard over their own NICs; each owner then
 // multicasts its shard in its node. The in-node reduce runs one chunk ahead of the rest. L = 1
-// has no switch steps (the shard is the chunk), N = 1 no ring.
+// has no switch steps (the shard is the chunk), N = 1 no ring. The generators call it with
+// N = 1 (nvls; nvls_tree on one node): across nodes NCCL runs NVLS-Tree's shard trees
+// (all_reduce_nvls_tree.cpp), not this ring.
 StepStream nvls_all_reduce(Shape s, int L, int N);
 
 // The check every one-node NVLS generator (reduce_scatter, all_gather) shares: the common

@@ -125,7 +125,8 @@ TEST_CASE("nccl one node: NVLS moves fewer payload bytes per NVLink byte and pay
   const models::NcclSystem& system = *scenario.workload.collective.nccl_system;
   const coll::Protocol nvls =
       models::nccl_protocol(system, models::NcclAlgorithm::nvls, models::NcclProtocol::simple);
-  CHECK(nvls.payload_efficiency == Approx(0.85)); // tuning.cc nvlsEfficiency, Hopper
+  CHECK(nvls.payload_efficiency == 1.0);         // Simple: no flags
+  CHECK(nvls.switch_efficiency == Approx(0.85)); // tuning.cc nvlsEfficiency, Hopper
   CHECK(models::nccl_call_overhead(models::NcclAlgorithm::nvls, models::NcclProtocol::simple) ==
         25'000'000);
   // Direction: at a large size the NVLS call is slower than its bytes at the full link rate, by

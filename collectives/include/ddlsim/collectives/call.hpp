@@ -49,9 +49,16 @@ struct AlgorithmParams {
 // NIC), and whether a receive-and-reduce reduces the data as it arrives (NCCL's kernels do) rather
 // than after all of it arrived. Engines charge it per step (docs/engines.md#protocols); the default
 // leaves every cost as it was without protocols.
+//
+// switch_efficiency rates the switch steps (switch_reduce, switch_multicast: NVLS's multimem
+// loads and stores through an NVSwitch) against the unicast NVLink rate the links carry: NCCL's
+// model rates NVLS and NVLS-Tree traffic inside a node at nvlsEfficiency of the graph's NVLink
+// bandwidth (src/graph/tuning.cc, NCCL 2.30.7: 0.85 Hopper, 0.74 Blackwell). A switch step puts
+// bytes / (payload_efficiency * switch_efficiency) on its links; other steps ignore it.
 struct Protocol {
   std::string name = "simple";
   double payload_efficiency = 1.0; // payload bytes per wire byte, in (0, 1]
+  double switch_efficiency = 1.0;  // switch steps: payload per wire byte on top of it, in (0, 1]
   std::int64_t intra_hop_ps = 0;   // per transfer inside a node
   std::int64_t inter_hop_ps = 0;   // per transfer that crosses the network
   bool reduce_in_flight = false;

@@ -84,7 +84,8 @@ struct MaterializedSchedule {
 
 // The checks of Schedule::make that do not depend on the algorithm; throws InputError.
 void check_call(const CollectiveCall& call);
-// Throws InputError at `where` unless payload_efficiency is in (0, 1] and the hop latencies >= 0.
+// Throws InputError at `where` unless payload_efficiency and switch_efficiency are in (0, 1] and
+// the hop latencies >= 0.
 void check_protocol(const Protocol& protocol, const std::string& where);
 
 MaterializedSchedule materialize(const Schedule& schedule);

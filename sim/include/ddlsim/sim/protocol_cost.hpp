@@ -4,7 +4,9 @@
 //  - Wire bytes: a transfer of b payload bytes puts ceil(b / payload_efficiency) bytes on the
 //    wire (LL: a 4-byte flag with every 4 bytes of data, so twice the bytes; LL128: 128 per 120).
 //    The bandwidth term, the fluid flows and the packets all carry wire bytes; the reports'
-//    bytes_sent stays the schedule's payload.
+//    bytes_sent stays the schedule's payload. A switch step (NVLS's multimem traffic) puts
+//    ceil(b / (payload_efficiency * switch_efficiency)) on its links: NCCL rates multimem
+//    traffic at nvlsEfficiency of the unicast NVLink rate (coll::Protocol).
 //  - Hop latency: a transfer's latency is max(hop, path latency), hop = intra_hop_ps (its path
 //    stays inside a node) or inter_hop_ps (its path crosses the network: it has a NIC link), so
 //    an engine that already charges the path's latency waits max(0, hop - path latency) more,
@@ -43,19 +45,28 @@ inline Picoseconds receive_end(Picoseconds arrival, Picoseconds bytes_start,
 
 struct ProtocolCost {
   double payload_efficiency = 1.0;
+  double switch_efficiency = 1.0;
   Picoseconds intra_hop = 0;
   Picoseconds inter_hop = 0;
   bool reduce_in_flight = false;
 
   bool operator==(const ProtocolCost&) const = default;
   explicit ProtocolCost(const coll::Protocol& protocol = {})
-      : payload_efficiency(protocol.payload_efficiency), intra_hop(protocol.intra_hop_ps),
+      : payload_efficiency(protocol.payload_efficiency),
+        switch_efficiency(protocol.switch_efficiency), intra_hop(protocol.intra_hop_ps),
         inter_hop(protocol.inter_hop_ps), reduce_in_flight(protocol.reduce_in_flight) {}
 
   // The bytes a transfer of `bytes` payload puts on the wire.
   std::uint64_t wire_bytes(std::uint64_t bytes) const {
     if (payload_efficiency == 1.0) return bytes;
     return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / payload_efficiency));
+  }
+  // The bytes a switch step (switch_reduce, switch_multicast) of `bytes` payload puts on its
+  // links.
+  std::uint64_t switch_wire_bytes(std::uint64_t bytes) const {
+    const double efficiency = payload_efficiency * switch_efficiency;
+    if (efficiency == 1.0) return bytes;
+    return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / efficiency));
   }
   // The protocol's latency of one hop, by where its path goes.
   Picoseconds hop_latency(bool crosses_network) const {
