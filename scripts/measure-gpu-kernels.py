@@ -5,32 +5,19 @@
 # backend, and memory-bound kernels' bandwidth. Random normal data (zeros run faster).
 import os, sys, time, subprocess, itertools
 import torch
+from gpu_timing import smi, timeit
 import torch.nn.functional as F
 
 out = os.environ.get("OUT", ".")
 dev = torch.device("cuda")
 torch.backends.cuda.matmul.allow_tf32 = False
 props = torch.cuda.get_device_properties(0)
-def smi():
-    return subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu",
-                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 with open(f"{out}/env.txt", "w") as f:
     f.write(f"torch {torch.__version__} cuda {torch.version.cuda} device {props.name} sms {props.multi_processor_count} "
             f"mem {props.total_memory/2**30:.1f} GiB cc {props.major}.{props.minor}\n")
     f.write("nvidia-smi before: " + smi() + "\n")
     f.write(subprocess.run(["nvidia-smi", "-q", "-d", "CLOCK,POWER"], capture_output=True, text=True).stdout)
 
-def timeit(fn, min_ms=40.0):
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); fn(); e.record(); torch.cuda.synchronize()
-    one = max(s.elapsed_time(e), 1e-3)
-    reps = max(5, min(200, int(min_ms / one)))
-    s.record()
-    for _ in range(reps): fn()
-    e.record(); torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps / 1e3  # seconds per call
 
 t0 = time.time()
 Ms = [1024, 2048, 4096, 8192, 16384, 32768]

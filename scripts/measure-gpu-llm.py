@@ -11,6 +11,7 @@
 # Random normal data (zeros run faster).
 import os, time, subprocess
 import torch
+from gpu_timing import smi, timeit
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
@@ -19,22 +20,8 @@ dev = torch.device("cuda")
 props = torch.cuda.get_device_properties(0)
 
 
-def smi():
-    return subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit",
-                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 
 
-def timeit(fn, min_ms=40.0):
-    for _ in range(3): fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); fn(); e.record(); torch.cuda.synchronize()
-    one = max(s.elapsed_time(e), 1e-3)
-    reps = max(5, min(200, int(min_ms / one)))
-    s.record()
-    for _ in range(reps): fn()
-    e.record(); torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps / 1e3
 
 
 t0 = time.time()

@@ -154,22 +154,24 @@ KernelRates load_rates(const std::string& prefix, const std::string& gpu_name, s
 }
 
 const KernelRates* KernelRates::for_gpu(const GpuSpec& gpu) {
-  // Parsed once each; immutable afterwards (function-local statics: thread-safe initialisation).
-  // Each GPU measured gets its own tables; other GPUs of a measured architecture get those of
-  // its SXM part, whose kernels (cuBLAS, cuDNN) run the same tiles.
+  // Each table is parsed on first use; immutable afterwards (function-local statics:
+  // thread-safe initialisation). Each GPU measured gets its own tables; other GPUs of a measured
+  // architecture get those of its SXM part, whose kernels (cuBLAS, cuDNN) run the same tiles.
+  if (gpu.compute_capability != 90) return nullptr;
+  // The H200 and the GH200 (names with "H200") get the H200's tables; the H100 SXM5, PCIe and
+  // NVL the H100 SXM5's.
+  if (gpu.name.find("H200") != std::string::npos) {
+    static const KernelRates h200 =
+        load_rates("h200", "H200-SXM-141GB",
+                   "measured on an H200 SXM at its 700 W cap (cuBLAS/cuDNN via PyTorch 2.11, "
+                   "models/kernel-rates/h200-*)");
+    return &h200;
+  }
   static const KernelRates h100 =
       load_rates("h100", "H100-SXM5-80GB",
                  "measured on an H100 SXM5 at its 700 W cap (cuBLAS/cuDNN via PyTorch 2.11, "
                  "models/kernel-rates/h100-*)");
-  static const KernelRates h200 =
-      load_rates("h200", "H200-SXM-141GB",
-                 "measured on an H200 SXM at its 700 W cap (cuBLAS/cuDNN via PyTorch 2.11, "
-                 "models/kernel-rates/h200-*)");
-  if (gpu.compute_capability != 90) return nullptr;
-  // The H200 and the GH200 (names with "H200") get the H200's tables; the H100 SXM5, PCIe and
-  // NVL the H100 SXM5's.
-  const bool h200_class = gpu.name.find("H200") != std::string::npos;
-  return h200_class ? &h200 : &h100;
+  return &h100;
 }
 
 double KernelRates::gemm_efficiency(MatmulPrecision precision, GemmPass pass, double m, double n,

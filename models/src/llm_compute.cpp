@@ -74,10 +74,11 @@ ElementwiseBytes elementwise_bytes(const LlmSpec& spec, int layer) {
   return {residual_path, residual_path + activation};
 }
 
+} // namespace
+
 // Transformer Engine's FP8 casts and transposes (llm_compute.hpp), beyond the BF16 path's
-// elementwise bytes above.
-// A GEMM in FP8 takes both operands in FP8 and, for its weight gradient, transposed
-// (transformer_engine/pytorch/module/{linear,layernorm_linear,layernorm_mlp}.py):
+// elementwise bytes above. A GEMM in FP8 takes both operands in FP8 and, for its weight gradient,
+// transposed (transformer_engine/pytorch/module/{linear,layernorm_linear,layernorm_mlp}.py):
 //  - forward: the attention output projection's input comes from attention in BF16 and is cast
 //    and transposed in one kernel (cast_transpose: reads 2 bytes, writes 1 + 1: 4 a value); the
 //    QKV and FC1 inputs come out of the fused norm, and FC2's out of the activation, already in
@@ -88,8 +89,6 @@ ElementwiseBytes elementwise_bytes(const LlmSpec& spec, int layer) {
 //    with the activation's backward, already counted).
 // Not counted: the weights' casts (once per iteration, cached across micro-batches: Megatron
 // passes is_first_microbatch) and the scaling factors' amax reductions (a few values a tensor).
-} // namespace
-
 Fp8CastBytes llm_fp8_cast_bytes(const LlmSpec& spec, int layer) {
   if (spec.precision != LlmPrecision::fp8) return {};
   const LlmShape& m = spec.shape;
@@ -144,9 +143,7 @@ public:
   // reads the output's gradient and the saved input and writes the input's gradient: twice the
   // bytes. One kernel overhead per pass for the block's group of them.
   LayerTimes memory_bound(double forward_bytes) const {
-    const double rate = spec_.gpu.memory_bytes_per_second * spec_.gpu.memory_efficiency;
-    return with_overhead(
-        {seconds_to_ps(forward_bytes / rate), seconds_to_ps(2 * forward_bytes / rate)}, overhead());
+    return streamed(forward_bytes, 2 * forward_bytes);
   }
   // Kernels that stream the given bytes in each pass (one kernel overhead for a pass that has any).
   LayerTimes streamed(double forward_bytes, double backward_bytes) const {

@@ -63,6 +63,18 @@ LlmSpec one_h100(const std::map<std::string, std::string>& row) {
   return spec;
 }
 
+// One H100 running a GPT-shaped layer of hidden 4,096 (32 heads, FFN 16,384, GELU) over `seq`
+// tokens: the reference shape of the loss and FP8 tests.
+LlmSpec reference_layer(const std::string& seq) {
+  return one_h100({{"hidden", "4096"},
+                   {"heads", "32"},
+                   {"kv_heads", "32"},
+                   {"ffn", "16384"},
+                   {"seq", seq},
+                   {"act", "gelu"},
+                   {"micro_batch", "1"}});
+}
+
 double seconds(Picoseconds ps) {
   return static_cast<double>(ps) * 1e-12;
 }
@@ -96,13 +108,7 @@ TEST_CASE("llm compute: the loss over the vocabulary costs what an H100 measured
   for (const auto& row : read_tsv("h100-llm_kernels.tsv")) {
     if (row.at("kernel") != "cross_entropy") continue;
     const std::string shape = row.at("shape");
-    LlmSpec spec = one_h100({{"hidden", "4096"},
-                             {"heads", "32"},
-                             {"kv_heads", "32"},
-                             {"ffn", "16384"},
-                             {"seq", shape.substr(0, shape.find('x'))},
-                             {"act", "gelu"},
-                             {"micro_batch", "1"}});
+    LlmSpec spec = reference_layer(shape.substr(0, shape.find('x')));
     spec.shape.vocab = std::stoll(shape.substr(shape.find('x') + 1));
     const LayerTimes loss = llm_loss_times(spec);
     const double modelled = seconds(loss.forward + loss.backward);
@@ -114,25 +120,13 @@ TEST_CASE("llm compute: the loss over the vocabulary costs what an H100 measured
   }
   CHECK(rows >= 4);
   // A GPU without measured kernel rates keeps the roofline, which has no separate loss.
-  LlmSpec a100 = one_h100({{"hidden", "4096"},
-                           {"heads", "32"},
-                           {"kv_heads", "32"},
-                           {"ffn", "16384"},
-                           {"seq", "4096"},
-                           {"act", "gelu"},
-                           {"micro_batch", "1"}});
+  LlmSpec a100 = reference_layer("4096");
   a100.gpu = find_gpu("A100", "test");
   CHECK(llm_loss_times(a100).forward == 0);
 }
 
 TEST_CASE("llm compute: FP8 training adds Transformer Engine's casts and transposes") {
-  LlmSpec spec = one_h100({{"hidden", "4096"},
-                           {"heads", "32"},
-                           {"kv_heads", "32"},
-                           {"ffn", "16384"},
-                           {"seq", "4096"},
-                           {"act", "gelu"},
-                           {"micro_batch", "1"}});
+  LlmSpec spec = reference_layer("4096");
   CHECK(llm_fp8_cast_bytes(spec, 0).attention_backward == 0); // BF16: none
   spec.precision = LlmPrecision::fp8;
   const double tokens = 4096, h = 4096, f = 16384;
@@ -148,13 +142,24 @@ TEST_CASE("llm compute: FP8 training adds Transformer Engine's casts and transpo
   LlmSpec tp2 = spec;
   tp2.parallel.tp = 2;
   CHECK(llm_fp8_cast_bytes(tp2, 0).attention_forward == Approx(bytes.attention_forward / 2));
-  // They are in the block's time: at the memory rate the model uses (an upper bound on the
-  // difference, since FP8 GEMMs are faster than BF16 ones), the FP8 block's forward is longer
-  // than its BF16 GEMMs would suggest by at least the cast time.
-  const double rate = spec.gpu.memory_bytes_per_second * spec.gpu.memory_efficiency;
+  // They are in the block's time. Halving the memory bandwidth slows only the memory-bound
+  // kernels (the GEMMs and attention run at their measured rates); the norms, residual adds and
+  // activation are the same bytes in BF16 and FP8, so FP8's block slows by its casts' time more
+  // than BF16's does: bytes / rate at the full rate.
+  const auto slower = [](LlmSpec s) {
+    const BlockTimes fast = llm_block_times(s, 0);
+    s.gpu.memory_bytes_per_second /= 2;
+    const BlockTimes slow = llm_block_times(s, 0);
+    return std::pair{seconds(slow.attention_forward - fast.attention_forward),
+                     seconds(slow.ffn_backward - fast.ffn_backward)};
+  };
   LlmSpec bf16 = spec;
   bf16.precision = LlmPrecision::bf16;
-  const BlockTimes a = llm_block_times(spec, 0), b = llm_block_times(bf16, 0);
-  CHECK(seconds(a.attention_backward) > bytes.attention_backward / rate);
-  CHECK(seconds(a.ffn_backward) < seconds(b.ffn_backward)); // FP8 GEMMs still win overall
+  const double rate = spec.gpu.memory_bytes_per_second * spec.gpu.memory_efficiency;
+  const auto [fp8_attention, fp8_ffn] = slower(spec);
+  const auto [bf16_attention, bf16_ffn] = slower(bf16);
+  CHECK(fp8_attention - bf16_attention == Approx(bytes.attention_forward / rate).epsilon(1e-6));
+  CHECK(fp8_ffn - bf16_ffn == Approx(bytes.ffn_backward / rate).epsilon(1e-6));
+  // FP8 GEMMs still win overall.
+  CHECK(llm_block_times(spec, 0).ffn_backward < llm_block_times(bf16, 0).ffn_backward);
 }

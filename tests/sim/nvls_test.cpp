@@ -35,6 +35,17 @@ topo::NodeSpec nvswitch_node(int gpus, bool nvls) {
   return node;
 }
 
+// 2 nodes of 2 NVSwitch GPUs with multicast, a 400 Gb/s NIC per GPU, NVLink at `nvlink` bytes/s:
+// NVLS-Tree's switch and network side by side.
+topo::ClusterSpec two_nvls_nodes(double nvlink) {
+  topo::NodeSpec node = nvswitch_node(2, true);
+  node.nics = 2;
+  node.nvlink_bytes_per_second = nvlink;
+  topo::ClusterSpec spec;
+  spec.node_groups.push_back({node, 2});
+  return spec;
+}
+
 topo::Topology cluster(int nodes, int gpus, bool nvls) {
   topo::ClusterSpec spec;
   spec.node_groups.push_back({nvswitch_node(gpus, nvls), nodes});
@@ -189,11 +200,7 @@ TEST_CASE(
   // and a large call takes about one of them; taking turns (each block through the switch, then
   // through the network) would take about their sum.
   constexpr std::uint64_t bytes = 256'000'000;
-  topo::NodeSpec node = nvswitch_node(2, true);
-  node.nics = 2;
-  node.nvlink_bytes_per_second = 1.5e11;
-  topo::ClusterSpec spec;
-  spec.node_groups.push_back({node, 2});
+  const topo::ClusterSpec spec = two_nvls_nodes(1.5e11);
   const topo::Topology topology = topo::build_topology(spec);
   const double one = double(bytes) / 2 / 50e9 * 1e12; // either resource alone, ps
   // The first block's trip through the switch and the last one's multicast do not overlap the
@@ -237,12 +244,7 @@ TEST_CASE("nvls: nvls_tree's switch efficiency slows the switch, not the network
   // (the pipeline's first and last blocks), one that makes the switch the slower resource makes
   // the time follow the switch at its efficiency: (n + n/L) / (e·B_i).
   constexpr std::uint64_t bytes = 256'000'000;
-  topo::NodeSpec node = nvswitch_node(2, true);
-  node.nics = 2;
-  node.nvlink_bytes_per_second = 3e11;
-  topo::ClusterSpec spec;
-  spec.node_groups.push_back({node, 2});
-  const topo::Topology topology = topo::build_topology(spec);
+  const topo::Topology topology = topo::build_topology(two_nvls_nodes(3e11));
   const double network = double(bytes) / 2 / 50e9 * 1e12; // (n/L)/B_o, ps
   coll::CollectiveCall call = call_of("nvls_tree", 4, bytes, 64, 2);
   const double full = double(time_of(topology, call));
