@@ -51,6 +51,12 @@ OVERLAPPED_PARAM_GATHER = {"megatron-h100-2024", "nemo-24.07-h100"}
 TP_COMM_OVERLAP = {"megatron-h100-2024": None, "nemo-24.07-h100": {"nemo2407-gpt3-20b-64xh100"}}
 
 
+# Sources whose runs reduce the data-parallel gradients in BF16 rather than the FP32 default
+# (NeMo optim.grad_sync_dtype=bf16, Megatron-Bridge ddp.grad_reduce_in_fp32 = False); the corpus
+# header names where each says so.
+GRAD_REDUCE_BF16 = {"nemo-24.07-h100", "megatron-bridge-25.11-h100"}
+
+
 def tp_comm_overlap(row):
     """Whether the row's source states that its run overlapped TP communication."""
     if row["source"] not in TP_COMM_OVERLAP or row["tp"] < 2 or row["sp"] != "true":
@@ -158,6 +164,8 @@ def scenario(row):
     workload = {"type": "llm_training", "model": model, "parallel": parallel,
                 "global_batch": row["global_batch"], "micro_batch": row["micro_batch"],
                 "precision": row["precision"], "recompute": row["recompute"]}
+    if row["source"] in GRAD_REDUCE_BF16 and row["precision"] in ("bf16", "fp8"):
+        workload["grad_reduce_dtype"] = "bf16"
     if row["model"] != "inline":
         workload["seq_len"] = row["seq_len"]
     nodes = row["gpus"] // GPUS_PER_NODE

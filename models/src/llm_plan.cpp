@@ -495,14 +495,7 @@ private:
     double bucket_dense = 0, bucket_experts = 0;
     const double cap = static_cast<double>(spec_.bucket_parameters());
     const coll::Op grad_op = p.zero >= 1 ? coll::Op::reduce_scatter : coll::Op::all_reduce;
-    // Megatron reduces BF16 training's gradients in FP32 (arguments.py turns on
-    // accumulate_allreduce_grads_in_fp32 for --bf16 unless --grad-reduce-in-bf16, not for --fp16;
-    // NeMo's
-    // distributed Adam syncs them in its FP32 optimizer dtype); DeepSpeed's ZeRO-2 and 3 reduce
-    // them in the model's 16-bit dtype (communication_data_type unset).
-    const coll::DataType grad_dtype = p.zero <= 1 && spec_.precision != LlmPrecision::fp16
-                                          ? coll::DataType::fp32
-                                          : coll::DataType::fp16;
+    const coll::DataType grad_dtype = spec_.grad_reduce_dtype();
     auto flush = [&](bool all) {
       if (bucket_dense >= cap || (all && bucket_dense > 0)) {
         dp_launch(ops, LlmGroup::dp, grad_op, bucket_dense, grad_dtype);

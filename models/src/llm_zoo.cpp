@@ -173,6 +173,17 @@ LlmCoords llm_coords(const LlmParallel& layout, int rank) {
   return c;
 }
 
+// Megatron-LM reduces BF16 training's gradients in FP32 (arguments.py sets
+// accumulate_allreduce_grads_in_fp32 for --bf16, and since 2025 not with --grad-reduce-in-bf16),
+// but not --fp16's; NeMo's distributed Adam syncs them in its optimizer dtype, FP32, unless
+// optim.grad_sync_dtype says otherwise; DeepSpeed's ZeRO-2 and 3 reduce them in the model's 16-bit
+// dtype (communication_data_type unset).
+coll::DataType LlmSpec::grad_reduce_dtype() const {
+  if (grad_reduce) return *grad_reduce;
+  return parallel.zero <= 1 && precision != LlmPrecision::fp16 ? coll::DataType::fp32
+                                                               : coll::DataType::fp16;
+}
+
 std::int64_t LlmSpec::bucket_parameters() const {
   return std::max<std::int64_t>(40'000'000, 1'000'000LL * parallel.dp);
 }

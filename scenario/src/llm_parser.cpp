@@ -153,6 +153,18 @@ models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster
     if (spec.precision == models::LlmPrecision::fp8 && spec.gpu.fp8_flops <= 0)
       v->fail("the " + spec.gpu.name + " has no FP8 tensor cores; use \"bf16\"");
   }
+  if (auto v = workload.optional("grad_reduce_dtype")) {
+    // Megatron's --grad-reduce-in-bf16 (Megatron-Bridge ddp.grad_reduce_in_fp32 = False), NeMo's
+    // optim.grad_sync_dtype: the data-parallel gradients' dtype. The 16-bit choice must be the
+    // model's own (its gradients are in that dtype).
+    const std::string dtype = v->choice(std::vector<std::string>{"fp32", "bf16", "fp16"});
+    const bool fp16_model = spec.precision == models::LlmPrecision::fp16;
+    if (dtype != "fp32" && (dtype == "fp16") != fp16_model)
+      v->fail("the model's gradients are " + std::string(fp16_model ? "fp16" : "bf16") +
+              ", so they are reduced in \"fp32\" or \"" + (fp16_model ? "fp16" : "bf16") +
+              "\"; change \"grad_reduce_dtype\" or \"precision\"");
+    spec.grad_reduce = dtype == "fp32" ? coll::DataType::fp32 : coll::DataType::fp16;
+  }
   if (auto v = workload.optional("recompute")) {
     const std::string r = v->choice(std::vector<std::string>{"none", "selective", "full"});
     spec.recompute = r == "full"        ? models::Recompute::full

@@ -198,6 +198,44 @@ TEST_CASE("llm: gradients are reduced in FP32 for BF16 and in FP16 for FP16 trai
     if (c.group == LlmGroup::dp) CHECK(c.call.dtype == coll::DataType::fp16);
 }
 
+TEST_CASE("llm: grad_reduce_dtype bf16 halves the gradient bytes, other dtypes are errors") {
+  // Megatron's --grad-reduce-in-bf16 / NeMo's grad_sync_dtype bf16: the reduce-scatters move the
+  // 16-bit gradients; the weights' all-gathers are unchanged.
+  const auto run_with = [](const std::string& extra) {
+    return run(scenario_text(2, kSmall,
+                             R"("parallel": {"tp": 1, "zero": 1}, "global_batch": 16,
+                                 "algorithm": "ring")" +
+                                 extra));
+  };
+  const auto dp_bytes = [](const LlmPlan& p, coll::Op op) {
+    std::uint64_t bytes = 0;
+    for (const LlmCollective& c : p.collectives)
+      if (c.group == LlmGroup::dp && c.call.op == op) bytes += c.call.bytes;
+    return bytes;
+  };
+  const Run fp32 = run_with(""), explicit_fp32 = run_with(R"(, "grad_reduce_dtype": "fp32")");
+  const Run bf16 = run_with(R"(, "grad_reduce_dtype": "bf16")");
+  REQUIRE(dp_bytes(*bf16.plan, coll::Op::reduce_scatter) > 0);
+  CHECK(dp_bytes(*fp32.plan, coll::Op::reduce_scatter) ==
+        2 * dp_bytes(*bf16.plan, coll::Op::reduce_scatter));
+  CHECK(dp_bytes(*fp32.plan, coll::Op::all_gather) == dp_bytes(*bf16.plan, coll::Op::all_gather));
+  CHECK(explicit_fp32.it.time == fp32.it.time); // fp32 is the default here
+  CHECK(bf16.it.exposed_dp < fp32.it.exposed_dp);
+  CHECK(bf16.it.time < fp32.it.time);
+  CHECK(bf16.it.compute == fp32.it.compute);
+
+  const auto error = [](const std::string& keys) {
+    return error_of([&] { load(scenario_text(1, kSmall, keys)); });
+  };
+  CHECK_THAT(error(R"("parallel": {"tp": 8}, "global_batch": 8, "grad_reduce_dtype": "fp16")"),
+             Catch::Contains("/workload/grad_reduce_dtype") && Catch::Contains("bf16"));
+  CHECK_THAT(error(R"("parallel": {"tp": 8}, "global_batch": 8, "precision": "fp16",
+                      "grad_reduce_dtype": "bf16")"),
+             Catch::Contains("/workload/grad_reduce_dtype") && Catch::Contains("fp16"));
+  CHECK_THAT(error(R"("parallel": {"tp": 8}, "global_batch": 8, "grad_reduce_dtype": "int8")"),
+             Catch::Contains("/workload/grad_reduce_dtype"));
+}
+
 TEST_CASE("llm: expert-parallel all-to-all grows with top_k") {
   Picoseconds previous = -1;
   std::uint64_t previous_bytes = 0;

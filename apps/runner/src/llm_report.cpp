@@ -17,6 +17,12 @@ std::string gib(double bytes) {
   return format_fixed(bytes / (1024.0 * 1024 * 1024), 2);
 }
 
+// The data-parallel gradients' dtype as the scenario spells it (16 bits: the model's own).
+std::string grad_dtype(const models::LlmSpec& spec) {
+  if (spec.grad_reduce_dtype() == coll::DataType::fp32) return "fp32";
+  return spec.precision == models::LlmPrecision::fp16 ? "fp16" : "bf16";
+}
+
 std::string describe_layout(const models::LlmSpec& spec) {
   const models::LlmParallel& p = spec.parallel;
   std::string text = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " +
@@ -67,6 +73,7 @@ Json to_json(const Scenario& scenario, const std::string& label, const models::L
           {"micro_batches", spec.micro_batches()},
           {"seq_len", spec.shape.seq_len},
           {"precision", std::string(models::to_string(spec.precision))},
+          {"grad_reduce_dtype", grad_dtype(spec)},
           {"recompute", std::string(models::to_string(spec.recompute))},
           {"model_flops_per_iteration", plan.model_flops_per_iteration},
           {"iteration_s", ps_to_seconds(it.time)},
@@ -118,7 +125,8 @@ void print(const models::LlmPlan& plan, const models::LlmIteration& it, const st
   out << "# " << spec.parallel.gpus() << " x " << spec.gpu.name << ": " << describe_layout(spec)
       << "; global batch " << spec.global_batch << " sequences, micro-batch " << spec.micro_batch
       << " (" << spec.micro_batches() << " per pipeline), " << models::to_string(spec.precision)
-      << ", recompute " << models::to_string(spec.recompute) << "\n";
+      << " (gradients reduced in " << grad_dtype(spec) << "), recompute "
+      << models::to_string(spec.recompute) << "\n";
   out << "# model FLOPs per iteration " << format_fixed(plan.model_flops_per_iteration / 1e15, 2)
       << " PFLOP (" << format_fixed(m.model_flops_per_token() / 1e9, 2)
       << " GFLOP per token); MFU against "

@@ -147,6 +147,11 @@ struct LlmSpec {
   // all-reduce/reduce-scatter/all-gather generator family ("ring").
   std::string algorithm = "ring";
   std::shared_ptr<const NcclTuner> tp_nccl, dp_nccl, ep_nccl; // with algorithm "nccl"
+  // The dtype data-parallel gradients are reduced in (fp32, or 16 bits: fp16 stands for BF16 and
+  // FP16 alike, which move and reduce the same); unset = the frameworks' default,
+  // grad_reduce_dtype() says which.
+  std::optional<coll::DataType> grad_reduce = std::nullopt;
+  coll::DataType grad_reduce_dtype() const;
   // Megatron's DDP bucket (megatron/core/distributed/distributed_data_parallel.py: bucket_size
   // = max(40,000,000, 1,000,000 x DP size) parameters).
   std::int64_t bucket_parameters() const;
