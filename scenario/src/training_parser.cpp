@@ -3,6 +3,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/suggest.hpp"
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/models/transformer_shape.hpp"
 #include "workload_parser.hpp"
 
 #include <algorithm>
@@ -20,7 +21,8 @@ constexpr std::array kJobKeys{"name",          "model",
                               "framework",     "algorithm",
                               "params",        "compression",
                               "adasum",        "parameter_servers",
-                              "communicate",   "compute"};
+                              "communicate",   "compute",
+                              "seq_len"};
 
 struct ClusterGpus {
   std::vector<std::string> model; // per global rank
@@ -190,15 +192,69 @@ bool nccl_runs_on(const ClusterGpus& gpus, const models::JobSpec& job) {
   return true;
 }
 
+// {"architecture": "bert" | "gpt2", "layers", "hidden", "heads", "ffn" (4 x hidden), "seq_len",
+// "vocab", "positions" (seq_len), "name"}: a transformer given by its shape.
+models::Model parse_transformer(const JsonValue& value, std::optional<int> seq_len) {
+  JsonObject object = value.object();
+  models::TransformerShape shape;
+  shape.kind =
+      object.required("architecture").choice(std::vector<std::string>{"bert", "gpt2"}) == "gpt2"
+          ? models::TransformerKind::gpt2
+          : models::TransformerKind::bert;
+  const auto size = [&](const char* key) {
+    return static_cast<int>(object.required(key).integer(1, 1 << 20));
+  };
+  shape.layers = size("layers");
+  shape.hidden = size("hidden");
+  shape.heads = size("heads");
+  shape.vocab = size("vocab");
+  shape.ffn = 4 * shape.hidden;
+  if (auto v = object.optional("ffn")) shape.ffn = static_cast<int>(v->integer(1, 1 << 22));
+  if (seq_len) {
+    if (object.has("seq_len"))
+      object.required("seq_len").fail("the job's \"seq_len\" gives it too; keep one");
+    shape.seq_len = *seq_len;
+  } else {
+    shape.seq_len = size("seq_len");
+  }
+  shape.positions = shape.seq_len;
+  if (auto v = object.optional("positions"))
+    shape.positions = static_cast<int>(v->integer(1, 1 << 20));
+  std::string name = "transformer";
+  if (auto v = object.optional("name")) name = v->non_empty_string();
+  object.finish();
+  if (const std::string why = models::transformer_shape_error(shape); !why.empty()) value.fail(why);
+  return models::transformer_model(shape, name);
+}
+
+// "model": a zoo name, a model file or a transformer shape; the job's "seq_len" re-derives a
+// bundled transformer (bert_base, bert_large, gpt2_medium) at that sequence length.
+models::Model parse_job_model(JsonObject& object, const std::filesystem::path& base_dir) {
+  const JsonValue model = object.required("model");
+  std::optional<int> seq_len;
+  std::optional<JsonValue> seq_value = object.optional("seq_len");
+  if (seq_value) seq_len = static_cast<int>(seq_value->integer(1, 1 << 20));
+  if (model.raw().is_object()) return parse_transformer(model, seq_len);
+  const std::string name = model.non_empty_string();
+  if (!seq_len) return models::load_model(name, base_dir, model.path());
+  std::optional<models::TransformerShape> shape = models::zoo_transformer_shape(name);
+  if (!shape)
+    seq_value->fail("sets the sequence length of a bundled transformer (bert_base, bert_large, "
+                    "gpt2_medium) or of a shape given as \"model\": {\"architecture\", ...}; \"" +
+                    name + "\" is neither");
+  shape->seq_len = *seq_len;
+  if (const std::string why = models::transformer_shape_error(*shape); !why.empty())
+    seq_value->fail(why + " (" + name + ")");
+  return models::transformer_model(*shape, name);
+}
+
 models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
                           const topo::ClusterSpec& cluster, std::vector<int>& used, int& next_free,
                           const std::filesystem::path& base_dir, const std::string& default_name) {
   models::JobSpec job;
   job.name = default_name;
   if (auto v = object.optional("name")) job.name = v->non_empty_string();
-  const JsonValue model = object.required("model");
-  job.model = std::make_shared<const models::Model>(
-      models::load_model(model.non_empty_string(), base_dir, model.path()));
+  job.model = std::make_shared<const models::Model>(parse_job_model(object, base_dir));
   // GPUs: a count (the next free GPUs in rank order) or a list of ranks.
   const int total = static_cast<int>(gpus.model.size());
   if (auto v = object.optional("gpus"); v && v->raw().is_array()) {
