@@ -13,15 +13,28 @@ Picoseconds seconds_to_ps(double seconds) {
 } // namespace
 
 std::string_view to_string(Precision precision) {
-  return precision == Precision::fp32 ? "fp32" : "fp16";
+  switch (precision) {
+  case Precision::fp16:
+    return "fp16";
+  case Precision::tf32:
+    return "tf32";
+  default:
+    return "fp32";
+  }
 }
 
 LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precision, int batch,
                        double speed) {
   const bool half = precision == Precision::fp16;
   const std::size_t kind = static_cast<std::size_t>(layer.kind);
+  // TF32 reaches the tensor cores only through the matrix products (cuBLAS and cuDNN); it runs
+  // them at the tensor cores' per-kind efficiency, the fraction FP16 kernels reach.
+  const bool matrix = layer.kind == LayerKind::conv || layer.kind == LayerKind::linear ||
+                      layer.kind == LayerKind::attention;
   const double flops_rate = half ? gpu.fp16_flops * gpu.fp16_efficiency[kind]
-                                 : gpu.fp32_flops * gpu.fp32_efficiency[kind];
+                            : precision == Precision::tf32 && matrix
+                                ? gpu.tf32_flops * gpu.fp16_efficiency[kind]
+                                : gpu.fp32_flops * gpu.fp32_efficiency[kind];
   const double memory_rate = gpu.memory_bytes_per_second * gpu.memory_efficiency;
   const double element = half ? 0.5 : 1.0; // activation bytes are stored for fp32
   // Forward reads the input and writes the output (about two activations) and reads the

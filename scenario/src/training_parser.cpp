@@ -298,10 +298,17 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
   const JsonValue batch = object.required("batch_per_gpu");
   job.batch = per_gpu<int>(
       batch, n, [](const JsonValue& x) { return static_cast<int>(x.integer(1, 1 << 20)); });
-  if (auto v = object.optional("precision"))
-    job.precision = v->choice(std::vector<std::string>{"fp32", "fp16"}) == "fp16"
-                        ? models::Precision::fp16
-                        : models::Precision::fp32;
+  if (auto v = object.optional("precision")) {
+    const std::string precision = v->choice(std::vector<std::string>{"fp32", "fp16", "tf32"});
+    job.precision = precision == "fp16"   ? models::Precision::fp16
+                    : precision == "tf32" ? models::Precision::tf32
+                                          : models::Precision::fp32;
+    for (const models::GpuSpec& gpu : job.gpu)
+      if (job.precision == models::Precision::tf32 && gpu.tf32_flops <= 0)
+        v->fail("the " + gpu.name +
+                " has no TF32 tensor cores (Ampere and later have); use "
+                "\"fp32\" or \"fp16\"");
+  }
   if (auto v = object.optional("balance"); v && v->boolean()) {
     if (object.has("compute"))
       v->fail("balancing splits the batch by the roofline's speeds; with a measured \"compute\" "

@@ -96,3 +96,13 @@ TEST_CASE("a training workload loads on every engine, the packet engine included
   text.insert(text.size() - 1, R"(, "engine": {"type": "packet"})");
   CHECK(sim::engine_name(load_text(text).engine) == "packet");
 }
+
+TEST_CASE("precision tf32 loads on an A100 and is an error on a GPU without TF32") {
+  CHECK_THAT(error_of(R"("model": "bert_base", "batch_per_gpu": 16, "precision": "tf32")"),
+             Catch::Contains("/workload/precision") && Catch::Contains("V100") &&
+                 Catch::Contains("TF32"));
+  const Scenario s = load_text(cluster(4, 25,
+                                       R"("model": "bert_base", "batch_per_gpu": 16,
+                                          "gpu": "A100", "precision": "tf32")"));
+  CHECK(s.workload.training.jobs.at(0).precision == models::Precision::tf32);
+}

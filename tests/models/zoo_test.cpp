@@ -97,3 +97,30 @@ TEST_CASE("GPU presets are found by a topology GPU model name and faster GPUs co
   CHECK(images_per_second > 300);
   CHECK(images_per_second < 420);
 }
+
+TEST_CASE("tf32 runs the matrix products on the TF32 tensor cores and the rest as fp32") {
+  const GpuSpec a100 = find_gpu("A100-SXM4-80GB", "x");
+  REQUIRE(a100.tf32_flops > a100.fp32_flops);
+  const Model bert = load_model("bert_large", ".", "x");
+  bool saw_linear = false, saw_norm = false;
+  for (const Layer& layer : bert.layers) {
+    const LayerTimes fp32 = layer_times(layer, a100, Precision::fp32, 32, 1);
+    const LayerTimes tf32 = layer_times(layer, a100, Precision::tf32, 32, 1);
+    INFO(layer.name);
+    if (layer.kind == LayerKind::linear && layer.name.rfind("encoder.", 0) == 0) {
+      // An encoder GEMM (128 tokens x 32 samples) is compute-bound: its FLOPs at the TF32 rate.
+      const double rate = a100.tf32_flops * a100.fp16_efficiency[std::size_t(LayerKind::linear)];
+      CHECK(ps_to_seconds(tf32.forward - a100.kernel_overhead) ==
+            Approx(layer.forward_flops * 32 / rate).epsilon(1e-6));
+      CHECK(tf32.forward < fp32.forward);
+      saw_linear = true;
+    }
+    if (layer.kind == LayerKind::norm) {
+      CHECK(tf32.forward == fp32.forward); // not a matrix product: CUDA cores, FP32
+      CHECK(tf32.backward == fp32.backward);
+      saw_norm = true;
+    }
+  }
+  CHECK(saw_linear);
+  CHECK(saw_norm);
+}

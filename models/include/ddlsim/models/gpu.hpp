@@ -19,7 +19,9 @@
 
 namespace ddlsim::models {
 
-enum class Precision : std::uint8_t { fp32, fp16 }; // fp16: mixed precision (AMP), fp16 grads
+// fp16: mixed precision (AMP), fp16 gradients; tf32: FP32 storage and gradients, matrix products
+// (conv, linear, attention) on the TF32 tensor cores (Ampere and later; PyTorch's allow_tf32).
+enum class Precision : std::uint8_t { fp32, fp16, tf32 };
 std::string_view to_string(Precision precision);
 
 struct GpuSpec {
@@ -64,7 +66,8 @@ struct LayerTimes {
 
 // Compute time of one layer for `batch` samples on `gpu`, slowed by 1/speed (speed 1 = the
 // preset; 0.5 = a GPU half as fast, for heterogeneous clusters). fp16 uses the tensor-core peak
-// and moves 2-byte activations.
+// and moves 2-byte activations; tf32 runs the matrix-product kinds at the TF32 tensor-core peak
+// and the rest as fp32.
 LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precision, int batch,
                        double speed);
 // The optimizer step over `parameters` (SGD with momentum / Adam are memory-bound: about 16
