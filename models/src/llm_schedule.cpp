@@ -22,6 +22,8 @@
 #include "schedule_steps.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 
 namespace ddlsim::models {
 namespace {
@@ -149,10 +151,9 @@ void advance_lanes(const LlmPlan& plan, const Lanes& lanes, const Place& place, 
     at.next[std::size_t(lanes.channel(kind, lane))] += steps_of(c, place, lane);
 }
 
-// Advances the walk past `op` (what every channel emits for it); returns where it stood before.
-Position advance(const LlmPlan& plan, const Lanes& lanes, const Place& place, const LlmOp& op,
-                 Walk& walk) {
-  const Position before = walk.at;
+// Advances the walk past `op` (what every channel emits for it).
+void advance_past(const LlmPlan& plan, const Lanes& lanes, const Place& place, const LlmOp& op,
+                  Walk& walk) {
   auto& next = walk.at.next;
   switch (op.kind) {
   case LlmOpKind::compute:
@@ -189,6 +190,14 @@ Position advance(const LlmPlan& plan, const Lanes& lanes, const Place& place, co
     next[kLlmComputeChannel] += 2; // a marker for the DP channel, one for the pipeline
     break;
   }
+}
+
+// Advances the walk past `op`; returns where it stood before. A channel that emits nothing for
+// `op` calls advance_past instead: the copy is the cost of a walk over thousands of ops.
+Position advance(const LlmPlan& plan, const Lanes& lanes, const Place& place, const LlmOp& op,
+                 Walk& walk) {
+  const Position before = walk.at;
+  advance_past(plan, lanes, place, op, walk);
   return before;
 }
 
@@ -200,6 +209,51 @@ const std::vector<LlmOp>& stage_of(const LlmPlan& plan, int job_rank) {
 int global_rank(const LlmPlan& plan, int job_rank) {
   return plan.spec.gpus[static_cast<std::size_t>(job_rank)];
 }
+
+// The generator's program of each (collective, local rank, lane), made on first use and shared by
+// every rank and call that replays it: a collective runs thousands of times per iteration on
+// hundreds of groups, and generating its steps again each time was a fifth of the run. The
+// steps are the generator's own (a generator is a function of its call, rank and channel), so
+// replaying them is generating them; the source stays immutable to its users (a lock guards the
+// fill, for an engine that pulls programs from several threads).
+class GeneratorPrograms {
+public:
+  explicit GeneratorPrograms(const LlmPlan& plan) {
+    first_.reserve(plan.collectives.size());
+    std::size_t slots = 0;
+    for (const LlmCollective& c : plan.collectives) {
+      first_.push_back(slots);
+      slots += static_cast<std::size_t>(c.call.ranks) * static_cast<std::size_t>(c.lanes);
+    }
+    slots_.resize(slots);
+  }
+
+  std::shared_ptr<const std::vector<Step>> steps(const LlmPlan& plan, int collective, int local,
+                                                 int lane) {
+    const LlmCollective& c = plan.collectives[static_cast<std::size_t>(collective)];
+    const std::size_t slot = first_[static_cast<std::size_t>(collective)] +
+                             static_cast<std::size_t>(local) * std::size_t(c.lanes) +
+                             static_cast<std::size_t>(lane);
+    const std::lock_guard lock(mutex_);
+    std::shared_ptr<const std::vector<Step>>& steps = slots_[slot];
+    if (!steps) {
+      auto made = std::make_shared<std::vector<Step>>();
+      const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
+      if (lane < algorithm->channels(c.call)) {
+        StepStream stream = algorithm->program(c.call, local, lane);
+        for (Step step; stream.next(step);) made->push_back(step);
+      }
+      made->shrink_to_fit();
+      steps = std::move(made);
+    }
+    return steps;
+  }
+
+private:
+  std::vector<std::size_t> first_; // per collective, its first slot
+  std::vector<std::shared_ptr<const std::vector<Step>>> slots_;
+  std::mutex mutex_;
+};
 
 StepStream compute_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int job_rank) {
   const Place place = place_of(*plan, job_rank);
@@ -259,8 +313,11 @@ StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, in
   const LlmCoords c = llm_coords(plan->spec.parallel, job_rank);
   Walk walk;
   for (const LlmOp& op : stage_of(*plan, job_rank)) {
+    if (op.kind != LlmOpKind::pp_recv && op.kind != LlmOpKind::pp_send) {
+      advance_past(*plan, lanes, place, op, walk);
+      continue;
+    }
     const Position before = advance(*plan, lanes, place, op, walk);
-    if (op.kind != LlmOpKind::pp_recv && op.kind != LlmOpKind::pp_send) continue;
     const bool send = op.kind == LlmOpKind::pp_send;
     // Forward: receive from the previous stage, send to the next; backward the other way.
     LlmCoords peer = c;
@@ -277,17 +334,21 @@ StepStream pipeline_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, in
 }
 
 // A collective channel: lane `lane` of the collectives of one kind (TP, DP or EP).
-StepStream collective_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int job_rank,
-                              int channel) {
+StepStream collective_program(std::shared_ptr<const LlmPlan> plan,
+                              std::shared_ptr<GeneratorPrograms> programs, Lanes lanes,
+                              int job_rank, int channel) {
   const Place place = place_of(*plan, job_rank);
   const auto [kind, lane] = lanes.lane_of(channel);
   const int first = lanes.channel(kind, 0);
   Walk walk;
   for (const LlmOp& op : stage_of(*plan, job_rank)) {
+    if (channel_of(op.kind) != first ||
+        lane >= plan->collectives[static_cast<std::size_t>(op.collective)].lanes) {
+      advance_past(*plan, lanes, place, op, walk);
+      continue;
+    }
     const Position before = advance(*plan, lanes, place, op, walk);
-    if (channel_of(op.kind) != first) continue;
     const LlmCollective& c = plan->collectives[static_cast<std::size_t>(op.collective)];
-    if (lane >= c.lanes) continue;
     const std::size_t g = static_cast<std::size_t>(c.group);
     const std::vector<int>& members = place.members[g];
     const std::uint32_t ready = before.last(kLlmComputeChannel);
@@ -310,11 +371,9 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, 
     }
     const std::uint32_t base = index;
     std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone, last_switch = kNone;
-    const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
-    StepStream stream = lane < algorithm->channels(c.call)
-                            ? algorithm->program(c.call, place.local[g], lane)
-                            : StepStream{};
-    for (Step step; stream.next(step);) {
+    const std::shared_ptr<const std::vector<Step>> steps =
+        programs->steps(*plan, op.collective, place.local[g], lane);
+    for (Step step : *steps) {
       if (step.peer >= 0)
         step.peer = global_rank(*plan, members[static_cast<std::size_t>(step.peer)]);
       for (std::uint8_t d = 0; d < step.dep_count; ++d) step.deps[d] += base;
@@ -364,7 +423,9 @@ StepStream no_program() {
 
 class LlmSource final : public coll::ProgramSource {
 public:
-  explicit LlmSource(std::shared_ptr<const LlmPlan> plan) : plan_(std::move(plan)), lanes_(*plan_) {
+  explicit LlmSource(std::shared_ptr<const LlmPlan> plan)
+      : plan_(std::move(plan)), lanes_(*plan_),
+        programs_(std::make_shared<GeneratorPrograms>(*plan_)) {
     job_rank_.assign(static_cast<std::size_t>(plan_->ranks), -1);
     for (std::size_t r = 0; r < plan_->spec.gpus.size(); ++r)
       job_rank_[static_cast<std::size_t>(plan_->spec.gpus[r])] = static_cast<int>(r);
@@ -396,12 +457,13 @@ public:
     if (job_rank < 0) return no_program();
     if (channel == kLlmComputeChannel) return compute_program(plan_, lanes_, job_rank);
     if (channel == kLlmPpChannel) return pipeline_program(plan_, lanes_, job_rank);
-    return collective_program(plan_, lanes_, job_rank, channel);
+    return collective_program(plan_, programs_, lanes_, job_rank, channel);
   }
 
 private:
   std::shared_ptr<const LlmPlan> plan_;
   Lanes lanes_;
+  std::shared_ptr<GeneratorPrograms> programs_;
   std::vector<int> job_rank_;
   std::uint64_t input_ = 0, output_ = 0, scratch_ = 0;
 };

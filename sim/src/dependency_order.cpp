@@ -20,8 +20,10 @@
 // or merely arrived out of time order; this check cannot tell the two apart, so both make the
 // attempt give up and name the link's class. The next attempt times the transfers on that class
 // event-driven (SharedLinkFlows), with sharing. Cross-program waits (training iterations) are
-// followed like deps. simulate_analytic runs the event-driven engine only when no attempt can
-// succeed: a wait on an end forgotten already, a schedule that cannot finish (the event-driven
+// followed like deps; an end is forgotten once its rank's floor, a lower bound on every later
+// start of the rank's programs, has passed it (retire()). simulate_analytic runs the
+// event-driven engine only when no attempt can succeed: a wait on an end forgotten before the
+// first wait appeared, a schedule that cannot finish (the event-driven
 // engine then names the stuck step), or a program of more than 2^31 steps.
 #include "ddlsim/core/sim_time.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
@@ -45,8 +47,13 @@ using coll::StepKind;
 using namespace detail::dependency_order;
 
 constexpr int kStepsPerVisit = 16;
-// Ends kept per program once waits appear: training programs wait on steps a few hundred back.
-constexpr std::uint32_t kEndsKeptForWaits = 4096;
+// Steps a program's window of ends holds once waits appear before unknown ends at its front move
+// to ProgramRare::far: training programs wait on steps a few hundred back.
+constexpr std::uint32_t kWindowStepsWithWaits = 4096;
+// How often a program whose ends its rank's floor holds back asks for a new floor (see
+// refresh_floor): when its window holds more than this many ends and its next step index is a
+// multiple of it, so that a floor held back by a slow program costs one look per 32 steps.
+constexpr std::uint32_t kFloorRefreshSteps = 32;
 // Started steps a program's window of ends holds before an older one that still matters moves to
 // ProgramRare::far: a hierarchical leader's last chain receive ends only after thousands of
 // ring steps, and a window reaching back to it spread each leader's ends over 32 KiB.
@@ -76,10 +83,14 @@ public:
     programs_.resize(static_cast<std::size_t>(ranks) * numbering_.channels);
     overflow_.resize(programs_.size());
     rare_.resize(programs_.size());
+    rank_floor_.assign(static_cast<std::size_t>(ranks), 0);
     for (int r = 0; r < ranks; ++r)
-      for (std::uint32_t c = 0; c < numbering_.channels; ++c)
-        programs_[program_of(r, static_cast<std::uint16_t>(c))].stream =
-            schedule.program(r, static_cast<int>(c));
+      for (std::uint32_t c = 0; c < numbering_.channels; ++c) {
+        Program& program = programs_[program_of(r, static_cast<std::uint16_t>(c))];
+        program.stream = schedule.program(r, static_cast<int>(c));
+        program.recorded = recording_ && (options.record_steps || c >= 64 ||
+                                          (options.on_step_channels >> c & 1) != 0);
+      }
   }
 
   std::uint8_t classes_to_share() const { return classes_to_share_; }
@@ -180,10 +191,8 @@ private:
       give_up(); // the event-driven engine names the program
       return false;
     }
-    if (step->has_wait() && keep_ends_ == 0) {
-      keep_ends_ = kEndsKeptForWaits;
-      window_ = std::max(window_, keep_ends_);
-    }
+    if (step->has_wait() && !waits_) [[unlikely]]
+      first_wait();
     program.pending.assign(*step);
     program.pending_protocol = step->protocol;
     protocol_cost(protocols_, step->protocol); // throws for a protocol the schedule lacks
@@ -219,7 +228,7 @@ private:
       program.last_start = start;
       program.has_pending = false;
       // begin() never pulls from this program, so `next` stays valid through it.
-      if (recording_)
+      if (program.recorded)
         rare_[p].started.push_back(detail::StartedStep{
             next.kind, next.peer, next.kind == StepKind::compute ? 0 : next.bytes, start});
       begin(next, p, index, start);
@@ -240,9 +249,16 @@ private:
     Program& awaited = programs_[q];
     const std::uint32_t wait_step = programs_[p].pending_wait_step;
     const Picoseconds end = end_of(q, wait_step);
-    if (end == kRetired && q != p) { // only "at or before its last_start" is left of it
-      give_up();
-      return false;
+    if (end == kRetired && q != p) {
+      // Forgotten before waits appeared: only "at or before its last_start" is left of it.
+      if (wait_step < rare_[q].floorless_base) {
+        give_up();
+        return false;
+      }
+      // Forgotten at or below the rank's floor, which is at or below this step's start: the
+      // start is the floor if nothing else raised it past it (see refresh_floor).
+      start = std::max(start, rank_floor_[static_cast<std::size_t>(rank_of(p))]);
+      return true;
     }
     if (end != kUnknown) {
       start = std::max(start, end);
@@ -416,7 +432,7 @@ private:
     else
       end_far(p, index, time);
     last_end_ = std::max(last_end_, checked_time(time)); // never a wrapped clock (sim_time.hpp)
-    if (recording_) [[unlikely]]
+    if (program.recorded) [[unlikely]]
       record(p, index, time);
     if (++steps_done_ % kProgressInterval == 0) [[unlikely]]
       report_progress();
@@ -465,34 +481,45 @@ private:
     return kRetired;
   }
 
-  // Forgets the ends no later step can wait for (every later step starts at or after
-  // last_start), and moves older ones that still matter out of the window. Once a schedule has
-  // cross-program waits, the last `keep_ends_` ends stay known (a later wait may name one); a
-  // wait on an end forgotten earlier makes the evaluation give up. Recording keeps every
-  // started step in the window (its records are indexed alike).
+  // Forgets the ends no later step can wait for, and moves older ones that still matter out of
+  // the window. Without cross-program waits an end matters until its program's last_start
+  // passes it (every later step of the program starts at or after last_start). Once waits
+  // appear, it also matters until the rank's floor passes it: the floor is at or below every
+  // later start of every program of the rank (refresh_floor), so a later wait on a forgotten
+  // end starts at the floor or later, and wait_end times it exactly. Recording keeps every
+  // started step of a recorded program in the window (its records are indexed alike).
   // Inline, it runs after every step: the common work (forgetting ended steps at the front) is
   // here, moving ends out of the window and dropping moved ones out of line.
   [[gnu::always_inline]] void retire(std::uint32_t p) {
     Program& program = programs_[p];
-    while (!program.ends.empty() && program.ends.size() > keep_ends_) {
+    forget_front(p);
+    if (program.ends.size() > window_ || program.has_far) [[unlikely]]
+      retire_slowly(p);
+    else if (waits_ && program.ends.size() >= kFloorRefreshSteps &&
+             program.next_index() % kFloorRefreshSteps == 0) [[unlikely]]
+      retire_below_new_floor(p);
+  }
+  [[gnu::always_inline]] void forget_front(std::uint32_t p) {
+    Program& program = programs_[p];
+    const Picoseconds limit = forget_limit(p);
+    while (!program.ends.empty()) {
       const Picoseconds front = program.ends.front();
-      if (front == kUnknown || front > program.last_start) break;
-      if (recording_) [[unlikely]]
+      if (front == kUnknown || front > limit) break;
+      if (program.recorded) [[unlikely]]
         rare_[p].started.pop_front();
       program.ends.pop_front();
       ++program.base;
     }
-    if (program.ends.size() > window_ || program.has_far) [[unlikely]]
-      retire_slowly(p);
   }
   [[gnu::noinline]] void retire_slowly(std::uint32_t p) {
     Program& program = programs_[p];
+    const Picoseconds limit = forget_limit(p);
     while (!program.ends.empty()) {
       const Picoseconds front = program.ends.front();
-      const bool ended = front != kUnknown && front <= program.last_start;
-      if (ended && program.ends.size() > keep_ends_) {
-        if (recording_) rare_[p].started.pop_front();
-      } else if (!ended && program.ends.size() > window_) {
+      const bool ended = front != kUnknown && front <= limit;
+      if (ended) {
+        if (program.recorded) rare_[p].started.pop_front();
+      } else if (program.ends.size() > window_) {
         ProgramRare& rare = rare_[p];
         rare.far.emplace_back(program.base, front);
         if (front != kUnknown) rare.far_least_end = std::min(rare.far_least_end, front);
@@ -503,14 +530,64 @@ private:
       program.ends.pop_front();
       ++program.base;
     }
-    if (program.has_far && rare_[p].far_least_end <= program.last_start) prune_far(p);
+    if (program.has_far && rare_[p].far_least_end <= limit) prune_far(p);
+  }
+  // The front of p's window is ended but above the rank's floor: a new floor may let it go.
+  [[gnu::noinline]] void retire_below_new_floor(std::uint32_t p) {
+    const Picoseconds front = programs_[p].ends.front();
+    if (front == kUnknown || front > programs_[p].last_start) return; // not the floor's doing
+    refresh_floor(rank_of(p));
+    forget_front(p);
+  }
+
+  // The latest end program p may forget: one at or before it no later step needs.
+  Picoseconds forget_limit(std::uint32_t p) const {
+    const Picoseconds last_start = programs_[p].last_start;
+    if (!waits_) return last_start;
+    return std::min(last_start, rank_floor_[static_cast<std::size_t>(rank_of(p))]);
+  }
+
+  // Raises the rank's floor to the least lower bound of the next start of its programs: a step
+  // starts at or after its program's last_start (rule 1), and at or after the end of the step
+  // it waits for, which is known or, for a step not started yet, no earlier than its program's
+  // last_start. A finished program starts nothing. Every later start of the rank's programs is
+  // at or after the floor, and stays so: bounds only rise.
+  void refresh_floor(std::int32_t rank) {
+    Picoseconds floor = std::numeric_limits<Picoseconds>::max();
+    for (std::uint32_t c = 0; c < numbering_.channels; ++c) {
+      const Program& program = programs_[program_of(rank, static_cast<std::uint16_t>(c))];
+      if (program.exhausted && !program.has_pending) continue;
+      Picoseconds bound = program.last_start;
+      if (program.has_pending && program.pending.has_wait() &&
+          program.pending.wait_channel < numbering_.channels) {
+        const std::uint32_t q = program_of(rank, program.pending.wait_channel);
+        const std::uint32_t step = program.pending_wait_step;
+        if (step >= programs_[q].next_index())
+          bound = std::max(bound, programs_[q].last_start);
+        else
+          bound = std::max(bound, end_of(q, step)); // kUnknown and kRetired are below it
+      }
+      floor = std::min(floor, bound);
+    }
+    Picoseconds& kept = rank_floor_[static_cast<std::size_t>(rank)];
+    if (floor != std::numeric_limits<Picoseconds>::max()) kept = std::max(kept, floor);
+  }
+
+  // The first cross-program wait: ends forgotten so far were forgotten without the floor, so a
+  // wait on one of them cannot be timed (wait_end gives up).
+  void first_wait() {
+    waits_ = true;
+    window_ = std::max(window_, kWindowStepsWithWaits);
+    for (std::uint32_t p = 0; p < programs_.size(); ++p)
+      rare_[p].floorless_base = programs_[p].base;
   }
 
   void prune_far(std::uint32_t p) {
     Program& program = programs_[p];
     ProgramRare& rare = rare_[p];
-    std::erase_if(rare.far, [&program](const std::pair<std::uint32_t, Picoseconds>& entry) {
-      return entry.second != kUnknown && entry.second <= program.last_start;
+    const Picoseconds limit = forget_limit(p);
+    std::erase_if(rare.far, [limit](const std::pair<std::uint32_t, Picoseconds>& entry) {
+      return entry.second != kUnknown && entry.second <= limit;
     });
     rare.far_least_end = std::numeric_limits<Picoseconds>::max();
     for (const auto& entry : rare.far)
@@ -537,7 +614,9 @@ private:
   Picoseconds last_end_ = 0;
   std::uint64_t steps_done_ = 0;
   bool gave_up_ = false;
-  std::uint32_t keep_ends_ = 0; // see retire()
+  bool waits_ = false; // a step with a cross-program wait was pulled (see retire())
+  // Per rank, at or below every later start of its programs' steps (refresh_floor).
+  std::vector<Picoseconds> rank_floor_;
   // Started steps a window holds before older ones that still matter move out (see retire()).
   std::uint32_t window_ = kWindowSteps;
   bool stopped_ = false;

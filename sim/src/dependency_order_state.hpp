@@ -63,6 +63,9 @@ struct ProgramRare {
   // the least end among them that is known (they are dropped once last_start reaches it).
   std::vector<std::pair<std::uint32_t, Picoseconds>> far;
   Picoseconds far_least_end = std::numeric_limits<Picoseconds>::max();
+  // Program::base when the first cross-program wait appeared: ends before it were forgotten
+  // without the rank's floor (dependency_order.cpp, retire()).
+  std::uint32_t floorless_base = 0;
 };
 
 // A program's state during the evaluation, laid out for 16k-rank schedules: one visit touches
@@ -90,6 +93,7 @@ struct alignas(64) Program {
   bool queued : 1 = false;
   bool has_waiters : 1 = false; // ProgramRare::waiters is not empty
   bool has_far : 1 = false;     // ProgramRare::far is not empty
+  bool recorded : 1 = false;    // its steps are recorded (ProgramRare::started)
 
   std::uint32_t next_index() const { return base + static_cast<std::uint32_t>(ends.size()); }
 };

@@ -234,3 +234,92 @@ TEST_CASE("on_step hands over every step record, in steps_recorded's order, on b
     CHECK(handed.size() == quiet.steps);
   }
 }
+
+namespace {
+
+// One rank, two channels: channel 0 a chain of `chain` compute steps (each after the one before),
+// its first waiting for channel 1's first; channel 1 waits for channel 0's step `late`, then for
+// its step 3, long forgotten by then unless the evaluation kept thousands of ends.
+coll::Schedule late_wait_schedule(std::uint32_t chain, std::uint32_t late) {
+  coll::MaterializedSchedule m;
+  m.call.op = coll::Op::send_recv;
+  m.call.ranks = 1;
+  m.call.bytes = 2;
+  m.call.algorithm = "hand_made";
+  m.algorithm = "hand_made";
+  m.ranks = 1;
+  m.channels = 2;
+  m.scratch_bytes = {0};
+  std::vector<coll::Step> first{test::waiting_for(test::compute_step(0), 1, 0)};
+  for (std::uint32_t i = 1; i < chain; ++i) {
+    coll::Step step = test::compute_step(1e6 + i); // distinct durations, distinct ends
+    step.deps[0] = i - 1;
+    step.dep_count = 1;
+    first.push_back(step);
+  }
+  std::vector<coll::Step> second{test::compute_step(0),
+                                 test::waiting_for(test::compute_step(5), 0, late),
+                                 test::waiting_for(test::compute_step(7), 0, 3)};
+  for (coll::Step& step : second) step.channel = 1;
+  m.programs = {{first, second}};
+  return coll::Schedule::from_materialized(std::move(m));
+}
+
+} // namespace
+
+TEST_CASE("dependency order times a wait on an end forgotten below the rank's floor exactly") {
+  const topo::Topology topology = star(2, 1.25e10);
+  topo::Router router(topology);
+  AnalyticOptions events_only;
+  events_only.try_dependency_order = false;
+  events_only.record_steps = true;
+  for (const std::uint32_t chain : {100u, 6000u}) {
+    INFO("chain of " << chain);
+    const coll::Schedule schedule = late_wait_schedule(chain, chain - 10);
+    AnalyticOptions options;
+    options.record_steps = true;
+    const std::optional<CollectiveTiming> fast =
+        simulate_dependency_order(topology, router, schedule, options);
+    REQUIRE(fast.has_value()); // not given up to the event-driven evaluation
+    const CollectiveTiming events = simulate_analytic(topology, router, schedule, events_only);
+    CHECK(fast->time == events.time);
+    REQUIRE(fast->steps_recorded.size() == events.steps_recorded.size());
+    // Channel 1's last step starts at the end of channel 0's step `late`: step 3 ended long
+    // before, and the forgotten end must not move it.
+    auto start_of_last = [](const std::vector<StepRecord>& records) {
+      Picoseconds start = -1;
+      for (const StepRecord& r : records)
+        if (r.channel == 1) start = std::max(start, r.start);
+      return start;
+    };
+    CHECK(start_of_last(fast->steps_recorded) == start_of_last(events.steps_recorded));
+  }
+}
+
+TEST_CASE("on_step_channels: dependency order hands over only the channels asked for") {
+  const topo::Topology topology = star(2, 1.25e10);
+  topo::Router router(topology);
+  const coll::Schedule schedule = late_wait_schedule(200, 190);
+  std::vector<StepRecord> handed;
+  AnalyticOptions options;
+  options.on_step = [&handed](const StepRecord& record) { handed.push_back(record); };
+  options.on_step_channels = 1u << 0;
+  const CollectiveTiming timing = simulate_analytic(topology, router, schedule, options);
+  REQUIRE(timing.evaluated_in_dependency_order);
+  CHECK(handed.size() == 200);
+  CHECK(std::all_of(handed.begin(), handed.end(),
+                    [](const StepRecord& r) { return r.channel == 0; }));
+  // The records of the channel asked for are those of a run that records every channel.
+  std::vector<StepRecord> all;
+  AnalyticOptions every = options;
+  every.on_step = [&all](const StepRecord& record) {
+    if (record.channel == 0) all.push_back(record);
+  };
+  every.on_step_channels = ~std::uint64_t{0};
+  CHECK(simulate_analytic(topology, router, schedule, every).time == timing.time);
+  REQUIRE(all.size() == handed.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    CHECK(all[i].start == handed[i].start);
+    CHECK(all[i].end == handed[i].end);
+  }
+}

@@ -133,7 +133,7 @@ EngineResult simulate_llm(const LlmTraining& llm, const topo::Topology& topology
       [&steps](const StepRecord& r) {
         steps.add(r.rank, r.channel, r.kind, r.peer, r.start, r.end);
       },
-      [&steps] { steps.clear(); });
+      [&steps] { steps.clear(); }, models::LlmRecorder::kChannels);
   result.algorithm = "llm_training";
   if (result.complete) result.llm = models::summarize_llm(*plan, steps);
   result.llm_plan = plan;

@@ -71,11 +71,13 @@ struct ScheduleRun {
   const CommonOptions& common;
   const StepSink& on_step;
   const std::function<void()>& on_restart;
+  std::uint64_t on_step_channels;
 
   EngineResult operator()(const AnalyticEngineSpec&) const {
     auto options = shared_options<AnalyticOptions>(spec, common, common.record_steps);
     options.on_step = on_step;
     options.on_restart = on_restart;
+    options.on_step_channels = on_step_channels;
     return common_result(simulate_analytic(topology, router, schedule, options));
   }
 
@@ -114,9 +116,10 @@ AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& op
 EngineResult run_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                           topo::Router& router, const EngineSpec& spec,
                           const CommonOptions& options, const StepSink& on_step,
-                          const std::function<void()>& on_restart) {
-  return std::visit(ScheduleRun{schedule, topology, router, spec, options, on_step, on_restart},
-                    spec.kind);
+                          const std::function<void()>& on_restart, std::uint64_t on_step_channels) {
+  return std::visit(
+      ScheduleRun{schedule, topology, router, spec, options, on_step, on_restart, on_step_channels},
+      spec.kind);
 }
 
 } // namespace ddlsim::sim

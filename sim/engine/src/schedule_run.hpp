@@ -5,6 +5,7 @@
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/sim/engine.hpp"
 
+#include <cstdint>
 #include <functional>
 
 namespace ddlsim::sim {
@@ -18,10 +19,11 @@ AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& op
 
 // Runs `schedule` with the spec's per-step overhead and GPU rates (not its launch overhead: the
 // caller applies that, once). Fills every EngineResult field but `algorithm`, `auto_reason` and
-// `jobs`.
+// `jobs`. `on_step_channels` names the channels on_step needs, a bit each (AnalyticOptions).
 EngineResult run_schedule(const coll::Schedule& schedule, const topo::Topology& topology,
                           topo::Router& router, const EngineSpec& spec,
                           const CommonOptions& options, const StepSink& on_step = {},
-                          const std::function<void()>& on_restart = {});
+                          const std::function<void()>& on_restart = {},
+                          std::uint64_t on_step_channels = ~std::uint64_t{0});
 
 } // namespace ddlsim::sim

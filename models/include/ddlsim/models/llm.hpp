@@ -258,6 +258,10 @@ coll::Schedule llm_schedule(std::shared_ptr<const LlmPlan> plan);
 class LlmRecorder {
 public:
   explicit LlmRecorder(int ranks);
+  // The channels add() keeps (compute and pipeline), a bit each: the engines need hand over
+  // no other steps.
+  static constexpr std::uint64_t kChannels =
+      std::uint64_t{1} << kLlmComputeChannel | std::uint64_t{1} << kLlmPpChannel;
   void add(int rank, int channel, coll::StepKind kind, int peer, Picoseconds start,
            Picoseconds end);
   void clear();

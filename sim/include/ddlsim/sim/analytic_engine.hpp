@@ -52,6 +52,10 @@ struct AnalyticOptions {
   // or without record_steps: a training iteration's metrics need every step once, and keeping
   // them all took 1.6 GB at 1,024 GPUs.
   std::function<void(const StepRecord&)> on_step;
+  // The channels whose steps on_step needs, a bit per channel (channels from 64 on always):
+  // the dependency-order evaluation keeps and hands over only those programs' records (the
+  // others may be handed over or not). record_steps records every channel whatever this says.
+  std::uint64_t on_step_channels = ~std::uint64_t{0};
   // Called when the dependency-order evaluation gave up after handing steps to on_step, before
   // the event-driven evaluation hands them all over again: a sink that counts steps starts over.
   std::function<void()> on_restart;
@@ -90,8 +94,8 @@ CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router&
 // are computed program by program, without an event queue or a max-min solver; transfers on the
 // link classes where it finds sharing are timed event-driven inside it (a new attempt per class
 // found). Returns exactly the timing of the event-driven evaluation, or std::nullopt when it
-// cannot order the schedule: a cross-program wait on an end it has forgotten or on a missing
-// channel, a schedule that cannot finish, or more than 2^31 steps in a program. Its
+// cannot order the schedule: a cross-program wait on an end it forgot before the first wait or on a
+// missing channel, a schedule that cannot finish, or more than 2^31 steps in a program. Its
 // steps_recorded come in the order it timed the steps, not in completion order.
 std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& topology,
                                                           topo::Router& router,
