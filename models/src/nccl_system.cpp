@@ -3,6 +3,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/gpu.hpp"
 #include "ddlsim/models/nccl_model.hpp"
+#include "ddlsim/models/nvlink.hpp"
 #include "nccl_constants.hpp"
 
 #include <algorithm>
@@ -15,32 +16,15 @@
 namespace ddlsim::models {
 namespace {
 
-// Nominal NVLink rate per link and direction by generation (NVIDIA NVLink pages and the
-// P100/V100/A100/H100/B200 datasheets: NVLink 1 on P100 40 GB/s per link both ways; NVLink 2
-// (V100), 3 (A100) and 4 (H100) 50 GB/s; NVLink 5 (B200) 100 GB/s; the sm_86 NVLink bridge of
-// the A10 / RTX 3090 112.5 GB/s over 4 links). Used to count a GPU's links from the scenario's
-// rate, as NCCL counts them (topo.cc: nvlBw x links).
-double nominal_nvlink_link_bytes(int cc) {
-  if (cc >= 100) return 50e9;
-  if (cc == 86) return 14.0625e9;
-  if (cc >= 70) return 25e9;
-  return 20e9;
-}
-
-// topo.h ncclTopoNVLinkBw: NCCL's rate per NVLink link (GB/s).
+// NCCL's rate per NVLink link in GB/s (topo.h ncclTopoNVLinkBw; models/nvlink.hpp).
 double nccl_nvlink_bw(int cc) {
-  if (cc >= 100) return nccl::kSm100NvlinkBw;
-  if (cc >= 90) return nccl::kSm90NvlinkBw;
-  if (cc == 86) return nccl::kSm86NvlinkBw;
-  if (cc >= 80) return nccl::kSm80NvlinkBw;
-  if (cc >= 70) return nccl::kSm70NvlinkBw;
-  if (cc >= 60) return nccl::kSm60NvlinkBw;
-  return nccl::kSm80NvlinkBw;
+  return nvlink_payload_bytes_per_link(cc) / 1e9;
 }
 
+// A GPU's links from the scenario's datasheet rate, as NCCL counts them (topo.cc: nvlBw x links).
 int links_of(double bytes_per_second, int cc) {
   return std::max(1,
-                  static_cast<int>(std::lround(bytes_per_second / nominal_nvlink_link_bytes(cc))));
+                  static_cast<int>(std::lround(bytes_per_second / nvlink_line_bytes_per_link(cc))));
 }
 
 // topo.cc: NCCL rates a PCIe link at width x (GT/s in 100 Mb/s units per lane) / 80 GB/s, e.g.
