@@ -16,6 +16,10 @@
 namespace ddlsim::models {
 namespace {
 
+// aws-ofi-nccl's model of a network step over EFA (describe_nccl says where from).
+constexpr double kEfaNetStepUs = 20.0;
+constexpr double kEfaSimpleCompletionUs = 3.0;
+
 // NCCL's rate per NVLink link in GB/s (topo.h ncclTopoNVLinkBw; models/nvlink.hpp).
 double nccl_nvlink_bw(int cc) {
   return nvlink_payload_bytes_per_link(cc) / 1e9;
@@ -328,6 +332,21 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
     s.nvls_channels = 0;
     s.nvls = {};
   }
+
+  // On EFA a network step takes what AWS's own model of its plugin says, not NCCL's hwLatencies
+  // (written for InfiniBand verbs): aws-ofi-nccl's tuner (src/tuner/nccl_ofi_model.cpp,
+  // nccl_ofi_tuner_compute_cost, commit 39397b3) charges every inter-node step net_lat, 20 us on
+  // P5/P5e (18 on P5en; OFI_NCCL_TUNER_NET_LATENCY defaults to 20 for EFA, nccl_ofi_param.h),
+  // and for Simple adds TUNER_NET_COMP_OVERHEAD, 3 us ("With EFA, we expect a ~2usec cost in the
+  // device and ~1usec cost to write that completion up to the host stack"; libfabric's and the
+  // proxy thread's handling of each completion). The same figure is taken for EFAv1 (p4d/p4de),
+  // for which the plugin has no model of its own.
+  if (s.nodes > 1 && std::all_of(used.begin(), used.end(), [](const Used& u) {
+        return u.spec->transport == topo::Transport::efa;
+      })) {
+    s.net_step_us = kEfaNetStepUs;
+    s.net_simple_completion_us = kEfaSimpleCompletionUs;
+  }
   return s;
 }
 
@@ -356,6 +375,9 @@ std::string NcclSystem::summary() const {
   if (nvls_channels > 0) out += ", " + std::to_string(nvls_channels) + " NVLS channels";
   out += std::string(", LL128 ") + (ll128 ? "on" : "off");
   if (simple_only) out += ", Simple only and NVLS off (the transport's NCCL profile)";
+  if (net_step_us > 0)
+    out += ", network step " + gbs(net_step_us) + " us (+" + gbs(net_simple_completion_us) +
+           " us Simple) by the net plugin's model";
   out += "\n";
   return out;
 }
