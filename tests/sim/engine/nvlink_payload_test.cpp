@@ -101,7 +101,8 @@ TEST_CASE("nvlink payload: a one-node NVLink ring's large-size bus bandwidth is 
   CHECK(a100_busbw == Approx(12 * 20e9).epsilon(0.01));
 }
 
-TEST_CASE("nvlink payload: an efficiency outside (0, 1] is refused, naming the node") {
+TEST_CASE(
+    "nvlink payload: an efficiency above 1 or not positive is refused and the error names it") {
   topo::ClusterSpec spec = scenario_of(R"({"nodes": [{"preset": "dgx-h100"}]})").topology;
   spec.node_groups.front().spec.nvlink_payload_efficiency = 1.5;
   CHECK_THAT(test_support::error_of([&] { (void)topo::build_topology(spec); }),
