@@ -198,6 +198,9 @@ void apply_links(const Calibration& calibration, const ProtocolCalibration& prot
       switch (g) {
       case LinkGroup::nvlink:
         node.nvlink_bytes_per_second = rate;
+        // The fitted efficiency is against the datasheet rate and already holds the payload
+        // loss, so the generation's payload efficiency is not charged again.
+        node.nvlink_payload_efficiency = 1;
         node.nvlink_latency = link.latency;
         break;
       case LinkGroup::pcie:

@@ -3,6 +3,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/gpu.hpp"
 #include "ddlsim/models/nccl_model.hpp"
+#include "ddlsim/models/nvlink.hpp"
 #include "nccl_constants.hpp"
 
 #include <algorithm>
@@ -15,32 +16,19 @@
 namespace ddlsim::models {
 namespace {
 
-// Nominal NVLink rate per link and direction by generation (NVIDIA NVLink pages and the
-// P100/V100/A100/H100/B200 datasheets: NVLink 1 on P100 40 GB/s per link both ways; NVLink 2
-// (V100), 3 (A100) and 4 (H100) 50 GB/s; NVLink 5 (B200) 100 GB/s; the sm_86 NVLink bridge of
-// the A10 / RTX 3090 112.5 GB/s over 4 links). Used to count a GPU's links from the scenario's
-// rate, as NCCL counts them (topo.cc: nvlBw x links).
-double nominal_nvlink_link_bytes(int cc) {
-  if (cc >= 100) return 50e9;
-  if (cc == 86) return 14.0625e9;
-  if (cc >= 70) return 25e9;
-  return 20e9;
-}
+// aws-ofi-nccl's model of a network step over EFA (describe_nccl says where from).
+constexpr double kEfaNetStepUs = 20.0;
+constexpr double kEfaSimpleCompletionUs = 3.0;
 
-// topo.h ncclTopoNVLinkBw: NCCL's rate per NVLink link (GB/s).
+// NCCL's rate per NVLink link in GB/s (topo.h ncclTopoNVLinkBw; models/nvlink.hpp).
 double nccl_nvlink_bw(int cc) {
-  if (cc >= 100) return nccl::kSm100NvlinkBw;
-  if (cc >= 90) return nccl::kSm90NvlinkBw;
-  if (cc == 86) return nccl::kSm86NvlinkBw;
-  if (cc >= 80) return nccl::kSm80NvlinkBw;
-  if (cc >= 70) return nccl::kSm70NvlinkBw;
-  if (cc >= 60) return nccl::kSm60NvlinkBw;
-  return nccl::kSm80NvlinkBw;
+  return nvlink_payload_bytes_per_link(cc) / 1e9;
 }
 
+// A GPU's links from the scenario's datasheet rate, as NCCL counts them (topo.cc: nvlBw x links).
 int links_of(double bytes_per_second, int cc) {
   return std::max(1,
-                  static_cast<int>(std::lround(bytes_per_second / nominal_nvlink_link_bytes(cc))));
+                  static_cast<int>(std::lround(bytes_per_second / nvlink_line_bytes_per_link(cc))));
 }
 
 // topo.cc: NCCL rates a PCIe link at width x (GT/s in 100 Mb/s units per lane) / 80 GB/s, e.g.
@@ -344,6 +332,21 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
     s.nvls_channels = 0;
     s.nvls = {};
   }
+
+  // On EFA a network step takes what AWS's own model of its plugin says, not NCCL's hwLatencies
+  // (written for InfiniBand verbs): aws-ofi-nccl's tuner (src/tuner/nccl_ofi_model.cpp,
+  // nccl_ofi_tuner_compute_cost, commit 39397b3) charges every inter-node step net_lat, 20 us on
+  // P5/P5e (18 on P5en; OFI_NCCL_TUNER_NET_LATENCY defaults to 20 for EFA, nccl_ofi_param.h),
+  // and for Simple adds TUNER_NET_COMP_OVERHEAD, 3 us ("With EFA, we expect a ~2usec cost in the
+  // device and ~1usec cost to write that completion up to the host stack"; libfabric's and the
+  // proxy thread's handling of each completion). The same figure is taken for EFAv1 (p4d/p4de),
+  // for which the plugin has no model of its own.
+  if (s.nodes > 1 && std::all_of(used.begin(), used.end(), [](const Used& u) {
+        return u.spec->transport == topo::Transport::efa;
+      })) {
+    s.net_step_us = kEfaNetStepUs;
+    s.net_simple_completion_us = kEfaSimpleCompletionUs;
+  }
   return s;
 }
 
@@ -372,6 +375,9 @@ std::string NcclSystem::summary() const {
   if (nvls_channels > 0) out += ", " + std::to_string(nvls_channels) + " NVLS channels";
   out += std::string(", LL128 ") + (ll128 ? "on" : "off");
   if (simple_only) out += ", Simple only and NVLS off (the transport's NCCL profile)";
+  if (net_step_us > 0)
+    out += ", network step " + gbs(net_step_us) + " us (+" + gbs(net_simple_completion_us) +
+           " us Simple) by the net plugin's model";
   out += "\n";
   return out;
 }

@@ -427,8 +427,15 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
       intra_nvlink(system, static_cast<int>(algorithm)) ? nccl::kHwNvlink : nccl::kHwPci;
   float intra = nccl::kHwLatencies[static_cast<std::size_t>(intra_hw)][a][p];
   const bool one_gpu_per_node = system.ranks == system.nodes;
-  const float inter = one_gpu_per_node ? nccl::kHwLatencies[nccl::kHwNet][nccl::kTree][p]
-                                       : nccl::kHwLatencies[nccl::kHwNet][a][p];
+  float inter = one_gpu_per_node ? nccl::kHwLatencies[nccl::kHwNet][nccl::kTree][p]
+                                 : nccl::kHwLatencies[nccl::kHwNet][a][p];
+  // A net plugin's own model of its step replaces NCCL's (NcclSystem::net_step_us). Only the
+  // engine's cost: NCCL's choice keeps its own table, as NCCL does on two nodes, where
+  // aws-ofi-nccl's tuner leaves the choice to NCCL.
+  if (system.net_step_us > 0)
+    inter = static_cast<float>(system.net_step_us + (protocol == NcclProtocol::simple
+                                                         ? system.net_simple_completion_us
+                                                         : 0.0));
   if (algorithm == NcclAlgorithm::ring && system.nodes > 1) {
     float net_overhead = system.cpu_amd ? nccl::kNetOverheadAmd : nccl::kNetOverheadIntel;
     if (protocol == NcclProtocol::simple) net_overhead *= 3;

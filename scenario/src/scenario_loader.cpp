@@ -8,6 +8,7 @@
 #include "ddlsim/calibrate/calibration.hpp"
 #include "ddlsim/collectives/algorithm.hpp"
 #include "ddlsim/core/suggest.hpp"
+#include "ddlsim/models/nvlink.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -262,6 +263,8 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   if (auto v = root.optional("name")) scenario.name = v->string();
   if (auto v = root.optional("description")) scenario.description = v->string();
   scenario.topology = topo::parse_cluster_spec(root.required("topology"));
+  // NVLinks carry their generation's payload rate, not the datasheet's (models/nvlink.hpp).
+  models::set_nvlink_payload_efficiency(scenario.topology);
   scenario.workload = detail::parse_workload(root.required("workload"), scenario.topology, base_dir,
                                              check_llm_memory);
   if (auto v = root.optional("engine")) scenario.engine = detail::parse_engine(*v);

@@ -172,6 +172,11 @@ void check_node_spec(const NodeSpec& spec, const std::string& where) {
   }
   require_bandwidth(spec.nvlink_bytes_per_second, where, "nvlink_bandwidth_gbps",
                     "when GPUs are joined by NVLink");
+  if (!(spec.nvlink_payload_efficiency > 0 && spec.nvlink_payload_efficiency <= 1))
+    throw InputError(where + "/gpu_model",
+                     "the NVLink payload efficiency of the GPU's NVLink generation must be in "
+                     "(0, 1], found " +
+                         std::to_string(spec.nvlink_payload_efficiency));
   if (is_mesh(spec.intra)) {
     if (spec.gpus != kCubeMeshGpus)
       throw InputError(where + "/gpus", "the NVLink hybrid cube-mesh joins exactly 8 GPUs (the "
@@ -218,18 +223,19 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
   const bool bounce = bounces_through_host(spec.transport);
   for (int n = 0; n < spec.nics; ++n) pcie_link(node.nics[n], bounce ? host : parent(n, spec.nics));
 
+  // What an NVLink carries: the datasheet's rate less the packet overhead of its generation.
+  const double nvlink_rate = spec.nvlink_bytes_per_second * spec.nvlink_payload_efficiency;
   if (is_mesh(spec.intra)) {
     for (const MeshPair& pair : kCubeMesh) {
       const double links = pair.doubled ? spec.nvlinks_per_pair : 1;
-      topology.add_duplex_link(node.gpus[pair.a], node.gpus[pair.b],
-                               links * spec.nvlink_bytes_per_second, spec.nvlink_latency,
-                               LinkClass::nvlink);
+      topology.add_duplex_link(node.gpus[pair.a], node.gpus[pair.b], links * nvlink_rate,
+                               spec.nvlink_latency, LinkClass::nvlink);
     }
   } else if (spec.intra == IntraNode::nvlink_all_to_all) {
     for (int a = 0; a < spec.gpus; ++a)
       for (int b = a + 1; b < spec.gpus; ++b)
-        topology.add_duplex_link(node.gpus[a], node.gpus[b], spec.nvlink_bytes_per_second,
-                                 spec.nvlink_latency, LinkClass::nvlink);
+        topology.add_duplex_link(node.gpus[a], node.gpus[b], nvlink_rate, spec.nvlink_latency,
+                                 LinkClass::nvlink);
   } else if (spec.intra == IntraNode::nvswitch) {
     // A domain that spans nodes has one plane for all of them (built by the caller).
     const VertexId plane =
@@ -238,8 +244,7 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
             : topology.add_vertex(Vertex{VertexKind::nvswitch, name_in(index, "nvswitch"), index, 0,
                                          -1, spec.nvls});
     for (VertexId gpu : node.gpus)
-      topology.add_duplex_link(gpu, plane, spec.nvlink_bytes_per_second, spec.nvlink_latency,
-                               LinkClass::nvlink);
+      topology.add_duplex_link(gpu, plane, nvlink_rate, spec.nvlink_latency, LinkClass::nvlink);
   }
 
   std::vector<VertexId> gpu_parent, nic_parent;

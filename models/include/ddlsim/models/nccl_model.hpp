@@ -105,6 +105,11 @@ struct NcclSystem {
   // The transport's vendor runs NCCL with NCCL_PROTO=Simple (GPUDirect-TCPXO: Google's FasTrak
   // profile, nccl_tcpxo_profile in nccl_system.cpp); it also sets NCCL_NVLS_ENABLE=0.
   bool simple_only = false;
+  // The net plugin's time of one network step where its vendor publishes a model of it, in place
+  // of NCCL's hwLatencies[NET] (0 = NCCL's figure): on EFA, aws-ofi-nccl's tuner model charges
+  // net_lat = 20 us per inter-node step plus 3 us for a Simple step's completion (nccl_system.cpp).
+  double net_step_us = 0;
+  double net_simple_completion_us = 0;
   // One line per finding, for reports and `topo describe`-style output.
   std::string summary() const;
 };

@@ -42,6 +42,12 @@ struct NodeSpec {
   // adjacent pairs always have one). 2 = DGX-1 V100 (6 NVLinks per GPU), 1 = DGX-1 P100 (4).
   // Parallel NVLinks are one link of the summed bandwidth (the hardware stripes over them).
   int nvlinks_per_pair = 1;
+  // The payload rate an NVLink carries as a fraction of nvlink_bytes_per_second (the datasheet's
+  // signalling rate): NVLink's packet overhead on the 128-byte writes of SM kernels in both
+  // directions, by NVLink generation (models/nvlink.hpp, set from gpu_model when a scenario
+  // loads). Every engine's NVLink links run at the product. 1 = the datasheet rate (a spec built
+  // without the GPU catalog; a calibration's NVLink class replaces it with its fitted efficiency).
+  double nvlink_payload_efficiency = 1;
   Picoseconds nvlink_latency = kDefaultNvlinkLatency;
   // NVSwitch only: the GPUs of one NVLink domain when it spans several nodes (GB200 NVL72: 72
   // GPUs over 18 trays of 4). Consecutive nodes of the group, nvlink_domain_gpus / gpus of them,
