@@ -1,4 +1,4 @@
-#include "ddlsim/core/input_error.hpp"
+#include "error_of.hpp"
 #include "training_harness.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,12 +10,7 @@ namespace {
 
 // The InputError that loading `workload` (training keys) raises.
 std::string error_of(const std::string& workload) {
-  try {
-    (void)load_text(cluster(4, 25, workload));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::error_of([&] { (void)load_text(cluster(4, 25, workload)); });
 }
 
 } // namespace

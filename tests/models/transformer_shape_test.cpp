@@ -1,8 +1,8 @@
 // Transformers of the data-parallel zoo as shapes (models/transformer_shape.hpp): the bundled
 // JSON and the shape agree layer by layer, a sequence length changes what it should, and a job's
 // "seq_len" or inline shape loads (or fails with the key and the fix).
-#include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/transformer_shape.hpp"
+#include "error_of.hpp"
 #include "training_harness.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,12 +14,7 @@ using namespace ddlsim::models::test;
 namespace {
 
 std::string error_of(const std::string& workload) {
-  try {
-    (void)load_text(cluster(4, 25, workload));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::error_of([&] { (void)load_text(cluster(4, 25, workload)); });
 }
 
 Model job_model(const std::string& workload) {

@@ -11,8 +11,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace ddlsim::test_support {
+
+// A scenario of an all_reduce that NCCL chooses for, on `topology` (the JSON of a "topology"
+// object), with `nccl` as the workload's "nccl" object.
+inline Scenario nccl_scenario(const std::string& topology, const std::string& nccl = "{}") {
+  const Json json = Json::parse(R"({"topology": )" + topology + R"(,
+    "workload": {"type": "collective", "op": "all_reduce", "algorithm": "nccl",
+                 "sizes": ["8B"], "nccl": )" +
+                                nccl + "}}");
+  return load_scenario(json, "s.json", ".");
+}
 
 struct NcclRun {
   sim::EngineResult result;

@@ -11,17 +11,10 @@
 #include <string>
 
 using namespace ddlsim;
+using ddlsim::test_support::nccl_scenario;
 using ddlsim::test_support::run_nccl;
 
 namespace {
-
-Scenario scenario_of(const std::string& topology, const std::string& nccl = "{}") {
-  const Json json = Json::parse(R"({"topology": )" + topology + R"(,
-    "workload": {"type": "collective", "op": "all_reduce", "algorithm": "nccl",
-                 "sizes": ["8B"], "nccl": )" +
-                                nccl + "}}");
-  return load_scenario(json, "s.json", ".");
-}
 
 double seconds(const sim::EngineResult& r) {
   return static_cast<double>(r.time) / kPsPerSecond;
@@ -32,7 +25,7 @@ double seconds(const sim::EngineResult& r) {
 TEST_CASE("net step: on EFA a network step takes aws-ofi-nccl's 20 us (+3 us for Simple)") {
   const std::string efa = R"({"nodes": [{"preset": "dgx-h100", "count": 2, "transport": "efa"}]})";
   const std::string ib = R"({"nodes": [{"preset": "dgx-h100", "count": 2}]})";
-  const Scenario on_efa = scenario_of(efa), on_ib = scenario_of(ib);
+  const Scenario on_efa = nccl_scenario(efa), on_ib = nccl_scenario(ib);
   const models::NcclSystem& system = *on_efa.workload.collective.nccl_system;
   CHECK(system.net_step_us == 20.0);
   CHECK(system.net_simple_completion_us == 3.0);
@@ -47,7 +40,7 @@ TEST_CASE("net step: on EFA a network step takes aws-ofi-nccl's 20 us (+3 us for
       models::nccl_protocol(*on_ib.workload.collective.nccl_system, A::tree, P::ll).inter_hop_ps ==
       5 * kPsPerUs);
   // A one-node run has no network step.
-  CHECK(scenario_of(R"({"nodes": [{"preset": "dgx-h100", "transport": "efa"}]})")
+  CHECK(nccl_scenario(R"({"nodes": [{"preset": "dgx-h100", "transport": "efa"}]})")
             .workload.collective.nccl_system->net_step_us == 0.0);
 }
 
@@ -56,18 +49,18 @@ TEST_CASE("net step: a small 2-node tree all-reduce on EFA takes two network ste
   // call is 2 x (20 - 5) us slower than on InfiniBand (NCCL's hwLatencies[NET] Tree/LL = 5 us),
   // the same choice and everything else equal.
   const std::string forced = R"({"algorithm": "tree", "protocol": "ll"})";
-  const Scenario efa =
-      scenario_of(R"({"nodes": [{"preset": "dgx-h100", "count": 2, "transport": "efa"}]})", forced);
-  const Scenario ib = scenario_of(R"({"nodes": [{"preset": "dgx-h100", "count": 2}]})", forced);
+  const Scenario efa = nccl_scenario(
+      R"({"nodes": [{"preset": "dgx-h100", "count": 2, "transport": "efa"}]})", forced);
+  const Scenario ib = nccl_scenario(R"({"nodes": [{"preset": "dgx-h100", "count": 2}]})", forced);
   const double gap = seconds(run_nccl(efa, 8).result) - seconds(run_nccl(ib, 8).result);
   CHECK(gap == Approx(2 * 15e-6).epsilon(0.02));
   // A large call pays it as a latency, not as a bandwidth: at most once more per pipelined chunk
   // and network hop of the 2-node tree (Simple: 23 us against InfiniBand's 14, hwLatencies[NET]).
   const std::string simple = R"({"algorithm": "tree", "protocol": "simple"})";
-  const Scenario efa_simple =
-      scenario_of(R"({"nodes": [{"preset": "dgx-h100", "count": 2, "transport": "efa"}]})", simple);
+  const Scenario efa_simple = nccl_scenario(
+      R"({"nodes": [{"preset": "dgx-h100", "count": 2, "transport": "efa"}]})", simple);
   const Scenario ib_simple =
-      scenario_of(R"({"nodes": [{"preset": "dgx-h100", "count": 2}]})", simple);
+      nccl_scenario(R"({"nodes": [{"preset": "dgx-h100", "count": 2}]})", simple);
   const std::uint64_t big = std::uint64_t{1} << 30;
   const test_support::NcclRun efa_run = run_nccl(efa_simple, big);
   const double big_gap = seconds(efa_run.result) - seconds(run_nccl(ib_simple, big).result);

@@ -14,17 +14,10 @@
 
 using namespace ddlsim;
 using Catch::Matchers::Contains;
+using ddlsim::test_support::nccl_scenario;
 using ddlsim::test_support::run_nccl;
 
 namespace {
-
-Scenario scenario_of(const std::string& topology, const std::string& nccl = "{}") {
-  const Json json = Json::parse(R"({"topology": )" + topology + R"(,
-    "workload": {"type": "collective", "op": "all_reduce", "algorithm": "nccl",
-                 "sizes": ["8B"], "nccl": )" +
-                                nccl + "}}");
-  return load_scenario(json, "s.json", ".");
-}
 
 // The NVLink links of a built topology: every one runs at `rate`.
 void check_nvlinks(const topo::Topology& topology, double rate) {
@@ -57,7 +50,7 @@ TEST_CASE("nvlink payload: each generation carries NCCL's per-link figure of its
 
 TEST_CASE("nvlink payload: a scenario keeps the datasheet rate and its links run at the payload "
           "rate") {
-  const Scenario h100 = scenario_of(R"({"nodes": [{"preset": "dgx-h100"}]})");
+  const Scenario h100 = nccl_scenario(R"({"nodes": [{"preset": "dgx-h100"}]})");
   const topo::NodeSpec& spec = h100.topology.node_groups.front().spec;
   CHECK(spec.nvlink_bytes_per_second == Approx(450e9)); // 18 links x 25 GB/s, as written
   CHECK(spec.nvlink_payload_efficiency == Approx(20.6 / 25));
@@ -66,7 +59,7 @@ TEST_CASE("nvlink payload: a scenario keeps the datasheet rate and its links run
   CHECK(h100.workload.collective.nccl_system->nvlinks_per_gpu == 18);
   CHECK(h100.workload.collective.nccl_system->nvlink_gbs == Approx(18 * 20.6));
   // The V100 cube-mesh: each pair's links at 20 of 25 GB/s.
-  const Scenario v100 = scenario_of(R"({"nodes": [{"preset": "dgx1-v100"}]})");
+  const Scenario v100 = nccl_scenario(R"({"nodes": [{"preset": "dgx1-v100"}]})");
   const topo::Topology mesh = topo::build_topology(v100.topology);
   for (const topo::Link& link : mesh.links())
     if (link.link_class == topo::LinkClass::nvlink) {
@@ -87,15 +80,15 @@ TEST_CASE("nvlink payload: a one-node NVLink ring's large-size bus bandwidth is 
   // 8 H100 on NVSwitch, ring/Simple: busbw = 2(n-1)/n x bytes / time = each GPU's NVLink rate,
   // 18 x 20.6 = 370.8 GB/s (NCCL's maintainer: "NCCL can get an effective NVLink bandwidth of
   // 370GB/s", NVIDIA/nccl-tests#212), no longer the datasheet's 450.
-  const Scenario s = scenario_of(R"({"nodes": [{"preset": "dgx-h100"}]})",
-                                 R"({"algorithm": "ring", "protocol": "simple"})");
+  const Scenario s = nccl_scenario(R"({"nodes": [{"preset": "dgx-h100"}]})",
+                                   R"({"algorithm": "ring", "protocol": "simple"})");
   const std::uint64_t bytes = std::uint64_t{4} << 30;
   const double busbw =
       2.0 * 7 / 8 * static_cast<double>(bytes) / seconds(run_nccl(s, bytes).result);
   CHECK(busbw == Approx(18 * 20.6e9).epsilon(0.01));
   // A100 (NVLink 3): 12 x 20 = 240 GB/s.
-  const Scenario a100 = scenario_of(R"({"nodes": [{"preset": "dgx-a100"}]})",
-                                    R"({"algorithm": "ring", "protocol": "simple"})");
+  const Scenario a100 = nccl_scenario(R"({"nodes": [{"preset": "dgx-a100"}]})",
+                                      R"({"algorithm": "ring", "protocol": "simple"})");
   const double a100_busbw =
       2.0 * 7 / 8 * static_cast<double>(bytes) / seconds(run_nccl(a100, bytes).result);
   CHECK(a100_busbw == Approx(12 * 20e9).epsilon(0.01));
@@ -103,7 +96,7 @@ TEST_CASE("nvlink payload: a one-node NVLink ring's large-size bus bandwidth is 
 
 TEST_CASE(
     "nvlink payload: an efficiency above 1 or not positive is refused and the error names it") {
-  topo::ClusterSpec spec = scenario_of(R"({"nodes": [{"preset": "dgx-h100"}]})").topology;
+  topo::ClusterSpec spec = nccl_scenario(R"({"nodes": [{"preset": "dgx-h100"}]})").topology;
   spec.node_groups.front().spec.nvlink_payload_efficiency = 1.5;
   CHECK_THAT(test_support::error_of([&] { (void)topo::build_topology(spec); }),
              Contains("payload efficiency") && Contains("(0, 1]"));
