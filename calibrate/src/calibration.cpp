@@ -1,4 +1,5 @@
 #include "ddlsim/calibrate/calibration.hpp"
+#include "ddlsim/calibrate/carry_over.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/gpu.hpp"
 
@@ -137,6 +138,9 @@ std::vector<std::string> calibration_differences(const Calibration& calibration,
     if (!from.transport.empty() && to.nodes > 1) differ("transport", from.transport, to.transport);
     if (from.nodes == 1 && to.nodes > 1 && !calibration.link(LinkGroup::network).set)
       what.push_back("fitted on one node, so the network keeps its nominal rate here");
+    const std::string left_out = parts_left_out(carried_parts(from, to));
+    if (!left_out.empty())
+      what.push_back("not applied here (measured on another kind of component): " + left_out);
     if (what.empty()) continue;
     std::string line = "/topology/nodes/" + std::to_string(index) + ": ";
     for (std::size_t i = 0; i < what.size(); ++i) line += (i ? "; " : "") + what[i];
@@ -184,17 +188,19 @@ void check_selectors(const Calibration& calibration, const topo::ClusterSpec& sp
 // Sets the links of the groups `calibration` targets under `proto`.
 void apply_links(const Calibration& calibration, const ProtocolCalibration& proto,
                  topo::ClusterSpec& spec) {
+  bool network_set = false;
   for (std::size_t index = 0; index < spec.node_groups.size(); ++index) {
     if (!targets(calibration, spec, index)) continue;
+    const CarriedParts parts = carried_parts(calibration, spec, index);
     topo::NodeSpec& node = spec.node_groups[index].spec;
     for (LinkGroup g : kLinkGroups) {
       const LinkCalibration& link = calibration.link(g);
-      if (!link.set) continue;
+      if (!link.set || !parts.link(g)) continue;
       // Relative: this node's nominal rate times the fitted efficiency (issue 17: a
       // calibration carried to a similar system scales that system's rates).
       const double base = calibration.relative ? link.efficiency * nominal_bytes_per_second(node, g)
                                                : link.bytes_per_second;
-      const double rate = base * proto.bandwidth_factor;
+      const double rate = base * (parts.steps ? proto.bandwidth_factor : 1.0);
       switch (g) {
       case LinkGroup::nvlink:
         node.nvlink_bytes_per_second = rate;
@@ -210,13 +216,13 @@ void apply_links(const Calibration& calibration, const ProtocolCalibration& prot
       case LinkGroup::network:
         node.nic_bytes_per_second = rate;
         node.nic_latency = link.latency;
+        network_set = true;
         break;
       }
     }
   }
   // On one switch the port rate caps every NIC link; the calibrated NIC rate is the path's.
-  if (calibration.link(LinkGroup::network).set &&
-      spec.fabric.type == topo::FabricType::single_switch)
+  if (network_set && spec.fabric.type == topo::FabricType::single_switch)
     spec.fabric.link_bytes_per_second = 0;
 }
 
@@ -251,10 +257,13 @@ EngineCalibration apply_calibrations(std::span<const Calibration> calibrations,
       if (p.name == name) proto = &p;
     if (c == 0) proto = &calibration.protocols.at(protocol);
     apply_links(calibration, *proto, spec);
+    const CarriedParts parts = carried_engine_parts(calibration, spec);
     // A synchronous collective runs at its slowest participant's pace.
-    engine.per_step_overhead = std::max(engine.per_step_overhead, proto->per_step_overhead);
-    engine.launch_overhead = std::max(engine.launch_overhead, calibration.launch_overhead);
-    if (calibration.reduce_bytes_per_second > 0 &&
+    if (parts.steps)
+      engine.per_step_overhead = std::max(engine.per_step_overhead, proto->per_step_overhead);
+    if (parts.steps)
+      engine.launch_overhead = std::max(engine.launch_overhead, calibration.launch_overhead);
+    if (parts.reduce && calibration.reduce_bytes_per_second > 0 &&
         (engine.reduce_bytes_per_second == 0 ||
          calibration.reduce_bytes_per_second < engine.reduce_bytes_per_second))
       engine.reduce_bytes_per_second = calibration.reduce_bytes_per_second;

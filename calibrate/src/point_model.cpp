@@ -1,4 +1,5 @@
 #include "ddlsim/calibrate/point_model.hpp"
+#include "ddlsim/calibrate/carry_over.hpp"
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/gpu.hpp"
@@ -56,9 +57,12 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
       if (calibration.protocols[p].name == models::to_string(protocol)) return static_cast<int>(p);
     return -1;
   };
-  const bool uncalibrated = calibration.protocols.size() == 1 &&
-                            calibration.protocols[0].bandwidth_factor == 1.0 &&
-                            calibration.protocols[0].per_step_overhead == 0;
+  // A calibration whose step costs were measured on another kind of system (carry_over.hpp)
+  // leaves NCCL's protocols at NCCL's cost, as no calibration does.
+  const bool steps_carry = carried_engine_parts(calibration, spec_).steps;
+  const bool uncalibrated = !steps_carry || (calibration.protocols.size() == 1 &&
+                                             calibration.protocols[0].bandwidth_factor == 1.0 &&
+                                             calibration.protocols[0].per_step_overhead == 0);
   bool any = false;
   auto offered = [&](models::NcclAlgorithm algorithm, models::NcclProtocol protocol) {
     // Uncalibrated (only the plain protocol, unscaled): every protocol NCCL has, at NCCL's own
@@ -84,7 +88,7 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
   pick.protocol = uncalibrated ? -1 : calibrated(choice.protocol);
   if (pick.protocol < 0) {
     pick.cost = models::nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
-    if (calibration.launch_overhead == 0)
+    if (calibration.launch_overhead == 0 || !steps_carry)
       pick.nccl_overhead = models::nccl_call_overhead(choice.algorithm, choice.protocol);
   }
   return pick;
