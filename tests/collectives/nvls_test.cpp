@@ -67,7 +67,8 @@ TEST_CASE("nvls: all-reduce through the switch is exact for p = 2..8, channels 1
 TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
   // Every dtype and reduction it takes (adasum is rejected: check_common).
   // 5 and 8 nodes: inner tree vertices with two child nodes (a scratch slot) in both trees;
-  // 3 channels: tree 0, tree 1, tree 0; 20 chunks: blocks of 1, 2, 4, 8, 4, 1 (slot_blocks).
+  // 3 channels: tree 0, tree 1, tree 0; 20 chunks: more than the 8 a connection holds at once
+  // (the lanes' receives posted 7 ahead, the switch waiting for the slot of chunk j - 8).
   for (auto [nodes, per_node] :
        {std::pair{2, 2}, {2, 4}, {3, 2}, {4, 2}, {2, 8}, {3, 1}, {1, 4}, {5, 2}, {8, 1}, {8, 2}})
     for (int channels : {1, 2, 3})

@@ -226,18 +226,18 @@ TEST_CASE(
   // 2 nodes of 2 GPUs, a 400 Gb/s NIC per GPU, NVLink set so that a GPU's switch traffic,
   // (n + n/L)/B_i, takes as long as its NIC's, (n/L)/B_o: 2.56 ms each for n = 256 MB. NCCL's
   // warp groups feed the switch apart from the ones that wait for the tree, so the two overlap
-  // and a large call takes about one of them; taking turns (each block through the switch, then
+  // and a large call takes about one of them; taking turns (each chunk through the switch, then
   // through the network) would take about their sum.
   constexpr std::uint64_t bytes = 256'000'000;
   const topo::ClusterSpec spec = two_nvls_nodes(1.5e11);
   const topo::Topology topology = topo::build_topology(spec);
   const double one = double(bytes) / 2 / 50e9 * 1e12; // either resource alone, ps
-  // The first block's trip through the switch and the last one's multicast do not overlap the
+  // The first chunk's trip through the switch and the last one's multicast do not overlap the
   // network: more (smaller) chunks make that share smaller.
   const double coarse = double(time_of(topology, call_of("nvls_tree", 4, bytes, 16, 2)));
   const double fine = double(time_of(topology, call_of("nvls_tree", 4, bytes, 64, 2)));
   CHECK(fine >= one);
-  CHECK(fine <= 1.25 * one);
+  CHECK(fine <= 1.1 * one); // the lanes keep both resources busy
   CHECK(fine < coarse);
   CHECK(coarse <= 1.4 * one);
   // Halving the NIC rate makes the network the bottleneck: the time follows it, not the sum.
@@ -270,7 +270,7 @@ TEST_CASE("nvls: a switch step puts n / switch_efficiency on its links, other st
 TEST_CASE("nvls: nvls_tree's switch efficiency slows the switch, not the network") {
   // 2 nodes of 2 GPUs with the NVLinks fast enough that the network sets the time: a switch
   // efficiency that still leaves the switch faster than the network changes the time a little
-  // (the pipeline's first and last blocks), one that makes the switch the slower resource makes
+  // (the pipeline's first and last chunks), one that makes the switch the slower resource makes
   // the time follow the switch at its efficiency: (n + n/L) / (e·B_i).
   constexpr std::uint64_t bytes = 256'000'000;
   const topo::Topology topology = topo::build_topology(two_nvls_nodes(3e11));
