@@ -84,6 +84,22 @@ TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
           }
 }
 
+TEST_CASE("nvls: nvls_tree is exact when chunks leave some shards empty") {
+  // Fewer elements than chunks x shards: every rank skips the empty shards alike, on every lane,
+  // and the lanes' waits still name the right steps.
+  for (auto [nodes, per_node] : {std::pair{2, 4}, {5, 2}, {3, 1}})
+    for (std::uint64_t n : {std::uint64_t(1), std::uint64_t(5), std::uint64_t(37)})
+      for (int chunks : {3, 20})
+        for (Reduction reduction : {Reduction::sum, Reduction::avg}) {
+          CollectiveCall call = make_call(Op::all_reduce, "nvls_tree", nodes * per_node, n,
+                                          DataType::fp32, reduction);
+          call.node_of_rank = nodes_of(nodes, per_node);
+          call.params.channels = 2;
+          call.params.chunks = chunks;
+          prove(call);
+        }
+}
+
 TEST_CASE("nvls: nvls_tree runs the tree's upward and downward streams as separate programs") {
   // NCCL's warp groups (src/device/all_reduce.h, NVLS_TREE): scatter, reduce (tree up), bcast
   // (tree down) and gather, each with its own connections; here four programs per channel,
