@@ -97,17 +97,23 @@ Picoseconds adasum_dot_products(const JobPlan& job, int rank, std::uint64_t byte
 
 // The index of each collective's join step on communication channel `channel` of `rank` in the
 // first iteration (kNone before the channel's first collective), and the channel's steps per
-// iteration as the last entry: counted by pulling the generators once.
+// iteration as the last entry: counted by pulling the generators once. `bases` gets the index of
+// each collective's first generator step in the first iteration (kNone where it has no program
+// on the channel): where a generator's cross-program waits (Step::wait_channel, e.g. nvls_tree's
+// lanes) land.
 std::vector<std::uint32_t> collective_joins(const TrainingPlan& plan, const JobPlan& job, int rank,
-                                            int channel) {
+                                            int channel, std::vector<std::uint32_t>& bases) {
   std::vector<std::uint32_t> joins;
+  bases.clear();
   std::uint32_t count = 0;
   for (const PlannedCollective& c : job.collectives) {
+    bases.push_back(kNone);
     if (has_program(c, channel)) {
       StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
       const bool adasum = c.call.reduction == coll::Reduction::adasum;
       if (channel > 1) ++count; // the marker that waits for the previous collective
       if (launch_cost(plan, c) > 0) ++count;
+      bases.back() = count;
       for (Step step; stream.next(step);)
         count += adasum && step.kind == StepKind::recv_reduce ? 2 : 1; // + Adasum's dot products
       ++count;                                                         // the join
@@ -132,14 +138,17 @@ public:
   ProgramTable(const TrainingPlan& plan, int channels) : channels_(channels) {
     for (const JobPlan& job : plan.jobs) {
       const int locals = static_cast<int>(job.spec.gpus.size() + job.spec.server_gpus.size());
-      std::vector<std::uint32_t> join_slots, offset_slots;
+      std::vector<std::uint32_t> join_slots, base_slots, offset_slots;
       join_slots.reserve(std::size_t(locals) * std::size_t(channels));
+      base_slots.reserve(std::size_t(locals) * std::size_t(channels));
       for (int local = 0; local < locals; ++local) {
         for (int channel = 0; channel < channels; ++channel) {
-          std::vector<std::uint32_t> joins = channel == kComputeChannel
-                                                 ? std::vector<std::uint32_t>{}
-                                                 : collective_joins(plan, job, local, channel);
+          std::vector<std::uint32_t> bases;
+          std::vector<std::uint32_t> joins =
+              channel == kComputeChannel ? std::vector<std::uint32_t>{}
+                                         : collective_joins(plan, job, local, channel, bases);
           join_slots.push_back(intern(joins_seen_, joins_, std::move(joins)));
+          base_slots.push_back(intern(joins_seen_, joins_, std::move(bases)));
         }
         // Offsets before each collective, then the totals: input, output, scratch in turn.
         std::vector<std::uint64_t> offsets;
@@ -153,12 +162,19 @@ public:
         offset_slots.push_back(intern(offsets_seen_, offsets_, std::move(offsets)));
       }
       join_slots_.push_back(std::move(join_slots));
+      base_slots_.push_back(std::move(base_slots));
       offset_slots_.push_back(std::move(offset_slots));
     }
   }
   // The joins of `channel` (>= 1; 0 gives an empty list) of local rank `local` of job `job`.
   const std::vector<std::uint32_t>& joins(int job, int local, int channel) const {
     const std::vector<std::uint32_t>& slots = join_slots_[static_cast<std::size_t>(job)];
+    return *joins_[slots[std::size_t(local) * std::size_t(channels_) + std::size_t(channel)]];
+  }
+  // The index of each collective's first generator step on `channel` (>= 1) in the first
+  // iteration (collective_joins' bases).
+  const std::vector<std::uint32_t>& bases(int job, int local, int channel) const {
+    const std::vector<std::uint32_t>& slots = base_slots_[static_cast<std::size_t>(job)];
     return *joins_[slots[std::size_t(local) * std::size_t(channels_) + std::size_t(channel)]];
   }
   // Local rank `local`'s offsets of collective `c` of job `job` (c = the count: the totals).
@@ -183,6 +199,7 @@ private:
   std::vector<const std::vector<std::uint32_t>*> joins_;
   std::vector<const std::vector<std::uint64_t>*> offsets_;
   std::vector<std::vector<std::uint32_t>> join_slots_;   // per job: local x channel -> joins_
+  std::vector<std::vector<std::uint32_t>> base_slots_;   // per job: local x channel -> joins_
   std::vector<std::vector<std::uint32_t>> offset_slots_; // per job: local -> offsets_
 };
 
@@ -274,8 +291,20 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan,
             step.deps[d] = adasum ? moved[step.deps[d]] : step.deps[d] + base;
           step.channel = static_cast<std::uint16_t>(channel);
           step.protocol = c.protocol;
+          if (step.has_wait()) { // a wait for another program of the collective (generator channel)
+            const int other = step.wait_channel + 1;
+            if (adasum || !has_program(c, other))
+              throw std::logic_error("training schedule: " + c.call.algorithm +
+                                     " waits for a channel it has no program on");
+            step.wait_channel = static_cast<std::uint16_t>(other);
+            step.wait_step +=
+                table->bases(job_index, rank, other)[i] +
+                static_cast<std::uint32_t>(iteration) * table->joins(job_index, rank, other).back();
+          }
           if (index == base) {
-            if (ready != kNone) {
+            // A first step that waits for another program of the collective keeps that wait: the
+            // step it names comes after that program's first step, which waits for `ready`.
+            if (ready != kNone && !step.has_wait()) {
               step.wait_channel = kComputeChannel;
               step.wait_step = ready;
             }

@@ -60,6 +60,10 @@ int collective_lanes(const coll::CollectiveCall& call, int nccl_channels) {
   int local = 0;
   for (const auto& [node, count] : per_node) local = std::max(local, count);
   const bool ring = call.algorithm == "nccl_ring";
+  // NVLS-Tree: every channel's shard trees leave each node by every GPU's NIC (each GPU owns a
+  // shard; all_reduce_nvls_tree.cpp), and channel c runs tree c mod 2, so two channels already
+  // load every NIC in both trees.
+  if (call.algorithm == "nvls_tree") return std::clamp(nccl_channels, 1, 2);
   return std::clamp(std::min(nccl_channels, ring ? local : 2 * local), 1, kLlmMaxLanes);
 }
 
@@ -208,8 +212,9 @@ private:
                                                       " collective (" + choice.describe() +
                                                       ") has no ddlsim generator");
         c.call.algorithm = choice.generator;
-        c.lanes = collective_lanes(c.call, choice.channels);
-        c.call.params.channels = c.lanes;
+        c.call.params.channels = collective_lanes(c.call, choice.channels);
+        // A lane per program channel of the generator (nvls_tree runs several per channel).
+        c.lanes = coll::find_algorithm(op, c.call.algorithm)->channels(c.call);
         c.call.protocol = nccl_protocol(nccl->system(), choice.algorithm, choice.protocol);
         c.overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
         c.nccl_choice = choice.describe();

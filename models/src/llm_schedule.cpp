@@ -370,6 +370,13 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan,
       previous = index++;
     }
     const std::uint32_t base = index;
+    // Where lane `other`'s generator steps of this collective begin: after its marker (lanes
+    // after the first) and its launch, as on this lane.
+    auto base_of = [&](int other) {
+      const Picoseconds cost = plan->launch_overhead > 0 ? plan->launch_overhead : c.overhead;
+      return before.next[std::size_t(lanes.channel(kind, other))] + (other > 0 ? 1u : 0u) +
+             (cost > 0 ? 1u : 0u);
+    };
     std::uint32_t last_send = kNone, last_receive = kNone, last_local = kNone, last_switch = kNone;
     const std::shared_ptr<const std::vector<Step>> steps =
         programs->steps(*plan, op.collective, place.local[g], lane);
@@ -379,7 +386,17 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan,
       for (std::uint8_t d = 0; d < step.dep_count; ++d) step.deps[d] += base;
       step.channel = static_cast<std::uint16_t>(channel);
       step.protocol = c.protocol;
+      if (step.has_wait()) { // a wait for another lane of the collective (its generator channel)
+        const int other = step.wait_channel;
+        if (other >= c.lanes)
+          throw std::logic_error("llm schedule: " + c.call.algorithm +
+                                 " waits for a channel it has no lane for");
+        step.wait_step += base_of(other);
+        step.wait_channel = static_cast<std::uint16_t>(lanes.channel(kind, other));
+      }
       if (index == base) {
+        // A first step that waits for another lane of the collective keeps that wait: the step
+        // it names comes after that lane's first step, which waits for `ready`.
         if (!step.has_wait()) wait_for(step, kLlmComputeChannel, ready);
         add_dep(step, previous);
       }

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace ddlsim;
 using namespace ddlsim::coll;
 using namespace ddlsim::coll::test;
@@ -65,7 +67,8 @@ TEST_CASE("nvls: all-reduce through the switch is exact for p = 2..8, channels 1
 TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
   // Every dtype and reduction it takes (adasum is rejected: check_common).
   // 5 and 8 nodes: inner tree vertices with two child nodes (a scratch slot) in both trees;
-  // 3 channels: tree 0, tree 1, tree 0; 20 chunks: blocks of 1, 2, 4, 8, 4, 1 (slot_blocks).
+  // 3 channels: tree 0, tree 1, tree 0; 20 chunks: more than the 8 a connection holds at once
+  // (the lanes' receives posted 7 ahead, the switch waiting for the slot of chunk j - 8).
   for (auto [nodes, per_node] :
        {std::pair{2, 2}, {2, 4}, {3, 2}, {4, 2}, {2, 8}, {3, 1}, {1, 4}, {5, 2}, {8, 1}, {8, 2}})
     for (int channels : {1, 2, 3})
@@ -79,6 +82,75 @@ TEST_CASE("nvls: nvls_tree is exact over nodes of 1..8 ranks") {
             call.params.chunks = chunks;
             prove(call);
           }
+}
+
+TEST_CASE("nvls: nvls_tree is exact when chunks leave some shards empty") {
+  // Fewer elements than chunks x shards: every rank skips the empty shards alike, on every lane,
+  // and the lanes' waits still name the right steps.
+  for (auto [nodes, per_node] : {std::pair{2, 4}, {5, 2}, {3, 1}})
+    for (std::uint64_t n : {std::uint64_t(1), std::uint64_t(5), std::uint64_t(37)})
+      for (int chunks : {3, 20})
+        for (Reduction reduction : {Reduction::sum, Reduction::avg}) {
+          CollectiveCall call = make_call(Op::all_reduce, "nvls_tree", nodes * per_node, n,
+                                          DataType::fp32, reduction);
+          call.node_of_rank = nodes_of(nodes, per_node);
+          call.params.channels = 2;
+          call.params.chunks = chunks;
+          prove(call);
+        }
+}
+
+TEST_CASE("nvls: nvls_tree runs the tree's upward and downward streams as separate programs") {
+  // NCCL's warp groups (src/device/all_reduce.h, NVLS_TREE): scatter, reduce (tree up), bcast
+  // (tree down) and gather, each with its own connections; here four programs per channel,
+  // program 4c + lane: 0 the switch reduces, 1 up, 2 down, 3 the multicasts. The upward lane
+  // receives from the child nodes and sends to the parent, the downward lane the reverse, and
+  // the upward lane waits for nothing but the switch (never for a broadcast).
+  CollectiveCall call = make_call(Op::all_reduce, "nvls_tree", 16, 4096);
+  call.node_of_rank = nodes_of(8, 2);
+  call.params.channels = 2;
+  call.params.chunks = 20;
+  const Schedule schedule = Schedule::make(call);
+  REQUIRE(schedule.channels() == 8);
+  const MaterializedSchedule all = materialize(schedule);
+  int inner = 0;
+  for (int rank = 0; rank < call.ranks; ++rank)
+    for (int c = 0; c < call.params.channels; ++c) {
+      INFO("rank " << rank << " channel " << c);
+      const auto& lanes = all.programs[std::size_t(rank)];
+      auto peers = [&](int lane, bool sends) {
+        std::set<int> out;
+        for (const Step& step : lanes[std::size_t(4 * c + lane)])
+          if (sends ? step.is_send() : step.is_receive()) out.insert(step.peer);
+        return out;
+      };
+      auto waits = [&](int lane) {
+        std::set<int> out;
+        for (const Step& step : lanes[std::size_t(4 * c + lane)])
+          if (step.has_wait()) out.insert(step.wait_channel - 4 * c);
+        return out;
+      };
+      for (const Step& step : lanes[std::size_t(4 * c)])
+        CHECK(step.kind == StepKind::switch_reduce);
+      for (const Step& step : lanes[std::size_t(4 * c + 3)])
+        CHECK(step.kind == StepKind::switch_multicast);
+      CHECK(peers(1, true).size() <= 1);        // to the parent, if any
+      CHECK(peers(1, true) == peers(2, false)); // ... from which the final shard comes
+      CHECK(peers(1, false) == peers(2, true)); // the children, both ways
+      const bool root = peers(1, true).empty();
+      // The switch reduces wait for the upward lane to free a slot (chunk j - 8), the upward
+      // lane for the switch only (never for a broadcast); the root's sends down and multicasts
+      // wait for its sums, a non-root's multicasts for the final shard from the parent.
+      CHECK(waits(0) == std::set<int>{1});
+      CHECK(waits(1) == std::set<int>{0});
+      CHECK(waits(2) == (root ? std::set<int>{1} : std::set<int>{}));
+      CHECK(waits(3) == std::set<int>{root ? 1 : 2});
+      if (!peers(1, false).empty() && !peers(1, true).empty()) ++inner;
+    }
+  CHECK(inner > 0); // some ranks are inner vertices of a tree, with both streams busy
+  // One node has no tree: one NVLS program per channel.
+  call.node_of_rank = nodes_of(1, 16);
+  CHECK(Schedule::make(call).channels() == 2);
 }
 
 TEST_CASE("nvls: reduce_scatter and all_gather through the switch are exact") {

@@ -130,6 +130,54 @@ TEST_CASE("a bucket's join waits for its NVLS switch steps, not only its local o
   CHECK(it.time > it.max_compute);
 }
 
+TEST_CASE("an NVLS-Tree bucket's programs keep their waits for one another in the iteration") {
+  // Two DGX H100: NCCL picks NVLS-Tree for large buckets, whose generator runs four programs per
+  // channel that wait for one another (all_reduce_nvls_tree.cpp). Re-emitted on the iteration's
+  // channels, each wait must land on the same collective's step on the other channel: a
+  // generator step of the same bucket (its protocol), never a marker or another bucket's.
+  const std::string text =
+      R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 2}]},
+          "workload": {"type": "training", "model": "bert_large", "batch_per_gpu": 8,
+                       "precision": "fp16", "iterations": 2}})";
+  const Scenario s = load_text(text);
+  auto plan = std::make_shared<const TrainingPlan>(plan_training(s.workload.training.jobs));
+  bool tree = false;
+  for (const PlannedCollective& c : plan->jobs[0].collectives)
+    tree = tree || c.call.algorithm == "nvls_tree";
+  REQUIRE(tree);
+  const coll::Schedule schedule = iteration_schedule(plan);
+  std::vector<std::vector<coll::Step>> programs(std::size_t(schedule.channels()));
+  for (int channel = 0; channel < schedule.channels(); ++channel) {
+    coll::StepStream stream = schedule.program(0, channel);
+    for (coll::Step step; stream.next(step);) programs[std::size_t(channel)].push_back(step);
+  }
+  int waits = 0;
+  for (int channel = 1; channel < schedule.channels(); ++channel)
+    for (const coll::Step& step : programs[std::size_t(channel)]) {
+      if (step.kind == coll::StepKind::compute || !step.has_wait() || step.wait_channel == 0)
+        continue;
+      REQUIRE(step.wait_step < programs[step.wait_channel].size());
+      const coll::Step& awaited = programs[step.wait_channel][step.wait_step];
+      CHECK(awaited.protocol == step.protocol);
+      // Channel k runs generator channel k - 1: lane (k - 1) mod 4. The switch lane hands on
+      // switch reduces, the down lane the final shards it received, the up lane its sums.
+      const int lane = (step.wait_channel - 1) % 4;
+      using K = coll::StepKind;
+      if (lane == 0) CHECK(awaited.kind == K::switch_reduce);
+      if (lane == 2) CHECK(awaited.kind == K::recv);
+      if (lane == 1)
+        CHECK((awaited.kind == K::send || awaited.kind == K::reduce || awaited.kind == K::scale));
+      CHECK(lane != 3);
+      ++waits;
+    }
+  CHECK(waits > 0);
+  // And both iterations run to their end, the second as long as the first.
+  const std::vector<JobIteration> two = run_engine(text, 2);
+  REQUIRE(two.at(0).iteration_times.size() == 2);
+  CHECK(static_cast<double>(two[0].iteration_times[1]) ==
+        Approx(static_cast<double>(two[0].iteration_times[0])).epsilon(1e-3));
+}
+
 TEST_CASE(
     "steady state: the optimizer's barrier repeats the iteration and samples/s uses the last") {
   const std::string text = cluster(4, 10, resnet(R"({"type": "ddp"})"));

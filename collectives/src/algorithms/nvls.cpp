@@ -8,12 +8,8 @@
 namespace ddlsim::coll::gen {
 namespace {
 
-// Chunks of one shard in the switch at a time. Two: enough that a chunk's round trip to the
-// switch (the latency of its group) overlaps the transfer of the chunk before. NCCL keeps up to
-// NCCL_STEPS = 8 slots per connection (src/include/device.h, 2.30.7), but they drain in order;
-// eight fair-shared flows would instead finish together, delaying the first multicast by eight
-// chunks.
-constexpr int kInFlight = 2;
+// The chunks of one shard in the switch at a time: nvls.hpp, kSwitchInFlight.
+constexpr int kInFlight = kSwitchInFlight;
 
 // One node (N = 1): the switch reduces run kInFlight chunks ahead of the multicasts.
 StepStream nvls_all_reduce_node(Shape s, int L, int N) {

@@ -17,6 +17,13 @@
 
 namespace ddlsim::coll::gen {
 
+// Chunks of one shard in the switch at a time. Two: enough that a chunk's round trip to the
+// switch (the latency of its group) overlaps the transfer of the chunk before. NCCL keeps up to
+// NCCL_STEPS = 8 slots per connection (src/include/device.h, 2.30.7), but they drain in order;
+// eight fair-shared flows would instead finish together, delaying the first multicast by eight
+// chunks.
+inline constexpr int kSwitchInFlight = 2;
+
 // The switch reduces `src` of every member of a group of `group` ranks; the owner gets the sum
 // in `dst` (non-owners pass an empty dst).
 inline Step switch_reduce_step(int owner, BufferRange src, BufferRange dst, int group) {
