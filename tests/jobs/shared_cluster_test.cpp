@@ -172,6 +172,9 @@ TEST_CASE("bad traces are errors that name the place and the fix") {
   CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": -5, "workload": "vgg", "gpus": 8,
                                 "iterations": 10}])"),
              Catch::Contains("/workload/jobs/0/arrival_s") && Catch::Contains("negative"));
+  CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": 0, "workload": "vgg", "gpus": 8,
+                                "time_limit_s": -60}])"),
+             Catch::Contains("/workload/jobs/0/time_limit_s") && Catch::Contains("negative"));
   CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": 0, "workload": "vggg", "gpus": 8,
                                 "iterations": 10}])"),
              Catch::Contains("/workload/jobs/0/workload") && Catch::Contains("vgg"));

@@ -67,7 +67,7 @@ RunReport jobs_report(const Scenario& scenario, const std::string& label,
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
   if (settings.begin)
-    settings.begin("job trace (" + std::to_string(w.jobs.size()) + " jobs)", "jobs", -1);
+    settings.begin("job trace (" + std::to_string(w.jobs.size()) + " jobs)", "jobs ended", -1);
   jobs::SharedClusterOptions options;
   if (settings.progress)
     options.progress = [&](std::size_t ended, std::size_t, double now, std::size_t) {
