@@ -72,5 +72,7 @@ PY
 done
 check "without --progress nothing is drawn off a terminal" bash -c \
   "'$ddlsim' run long-analytic.json --max-wall-seconds 0.3 2>&1 | grep -c progress: | grep -qx 0"
+check "a job trace's progress counts the jobs ended as a whole number" bash -c \
+  "'$ddlsim' run '$scenarios/jobs/placement-packed-vs-spread.json' --progress 2>&1 >/dev/null | grep -q '^progress: job trace (4 jobs): 0 jobs ended, '"
 
 finish
