@@ -25,6 +25,18 @@ constexpr std::int64_t kMaxIterations = 1'000'000'000'000;
 // A CSV trace: a header naming the columns (id, arrival_s, workload, gpus, iterations,
 // time_limit_s), then one job per line; each row becomes the JSON object an inline job would be,
 // so both take the same checks. Numbers stay numbers; empty cells are left out.
+// A trace's workloads are data-parallel training jobs placed on the GPUs the scheduler picks.
+// An llm_training workload lays its model out over the whole cluster (models/llm_layout.hpp),
+// so it cannot be one of them yet: say so instead of failing on its first unknown key.
+void refuse_llm(const Json& body, const std::string& path) {
+  const bool typed_llm = body.contains("type") && body["type"] == "llm_training";
+  if (typed_llm || body.contains("parallel"))
+    throw InputError(path + (typed_llm ? "/type" : "/parallel"),
+                     "a job trace places data-parallel training jobs only (model, batch_per_gpu, "
+                     "...); an llm_training workload cannot be placed in a trace yet: simulate it "
+                     "as its own scenario (docs/shared-cluster.md, what it does not model)");
+}
+
 std::vector<std::pair<Json, std::string>> csv_jobs(const std::filesystem::path& file) {
   const std::string text = read_input_file(file, "a job trace", kMaxLogInputBytes);
   static constexpr std::array kColumns{"id",   "arrival_s",  "workload",
@@ -118,6 +130,7 @@ JobTraceWorkload parse_job_trace(JsonObject& workload, const topo::ClusterSpec& 
     for (const auto& [name, body] : v->raw().items()) {
       const std::string path = v->path() + "/" + name;
       if (!body.is_object()) throw InputError(path, "expected a training job object");
+      refuse_llm(body, path);
       if (body.contains("gpus"))
         throw InputError(path + "/gpus", "a named workload has no GPU count; each job of the "
                                          "trace gives its own \"gpus\"");
@@ -214,6 +227,7 @@ JobTraceWorkload parse_job_trace(JsonObject& workload, const topo::ClusterSpec& 
     } else {
       if (!w.raw().is_object())
         w.fail("expected the name of one of \"workloads\" or a training job object");
+      refuse_llm(w.raw(), w.path());
       if (w.raw().contains("gpus"))
         throw InputError(w.path() + "/gpus", "the job's GPU count is its \"gpus\", not its "
                                              "workload's");

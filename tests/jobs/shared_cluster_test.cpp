@@ -178,6 +178,11 @@ TEST_CASE("bad traces are errors that name the place and the fix") {
   CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": 0, "workload": "vggg", "gpus": 8,
                                 "iterations": 10}])"),
              Catch::Contains("/workload/jobs/0/workload") && Catch::Contains("vgg"));
+  // An llm_training workload lays itself out over the whole cluster: not placeable in a trace.
+  CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": 0, "gpus": 8, "iterations": 10,
+                                "workload": {"type": "llm_training", "model": "llama2-70b"}}])"),
+             Catch::Contains("/workload/jobs/0/workload/type") &&
+                 Catch::Contains("llm_training workload cannot be placed"));
   CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": 0, "workload": "vgg", "gpus": 8}])"),
              Catch::Contains("/workload/jobs/0") && Catch::Contains("iterations"));
   CHECK_THAT(error(R"("jobs": [{"id": "a", "arrival_s": 0, "workload": "vgg", "gpus": 8,
