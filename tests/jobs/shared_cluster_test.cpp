@@ -85,7 +85,8 @@ TEST_CASE("jobs that share oversubscribed uplinks slow each other and recover wh
 }
 
 TEST_CASE("network-aware placement is never worse than packed on the bundled traces") {
-  for (const char* file : {"jobs/shared-cluster-leaf-spine.json", "jobs/backfill-easy.json"}) {
+  for (const char* file : {"jobs/shared-cluster-leaf-spine.json", "jobs/backfill-easy.json",
+                           "jobs/placement-packed-vs-spread.json"}) {
     const Scenario s = load_scenario_file(kScenarios / file);
     for (const char* queue : {"fifo", "easy"}) {
       const jobs::SharedClusterResult packed = run(with_policy(s, queue, "packed"));
