@@ -124,8 +124,7 @@ TEST_CASE("iterative: bad input names the step and the fix") {
   CHECK_THROWS_WITH(load(workload(Json::array({sizes}))), Catch::Contains("sizes"));
 }
 
-TEST_CASE("iterative: a shrinking vector gives falling iteration times and each is compute plus "
-          "its steps") {
+TEST_CASE("iterative: a shrinking vector's iteration time falls, each compute plus its steps") {
   Json periodic = step(1 << 20);
   periodic["op"] = "all_gather";
   periodic["every"] = 3;
