@@ -30,23 +30,28 @@ std::string Progress::status(Picoseconds simulated, std::uint64_t steps_done) co
   const double seconds = std::chrono::duration<double>(now - label_start_).count();
   const double rate = seconds > 0 ? static_cast<double>(steps_done) / seconds : 0.0;
   char line[512];
-  // Counts under a million (jobs of a trace, sizes of a sweep) read better whole; simulated
+  // Counts and rates under a million (the jobs of a trace) read better whole; simulated
   // times past 10 s (a job trace's hours) better in seconds.
-  char done[64];
+  char count[64];
   if (steps_done < 1000000)
-    std::snprintf(done, sizeof done, "%llu %s, %.3g %s/s",
-                  static_cast<unsigned long long>(steps_done), unit_.c_str(), rate, unit_.c_str());
+    std::snprintf(count, sizeof count, "%llu %s", static_cast<unsigned long long>(steps_done),
+                  unit_.c_str());
   else
-    std::snprintf(done, sizeof done, "%.3g M %s, %.3g M %s/s",
-                  static_cast<double>(steps_done) / 1e6, unit_.c_str(), rate / 1e6, unit_.c_str());
+    std::snprintf(count, sizeof count, "%.3g M %s", static_cast<double>(steps_done) / 1e6,
+                  unit_.c_str());
+  char pace[64];
+  if (rate < 1e6)
+    std::snprintf(pace, sizeof pace, "%.3g %s/s", rate, unit_.c_str());
+  else
+    std::snprintf(pace, sizeof pace, "%.3g M %s/s", rate / 1e6, unit_.c_str());
   const double simulated_s = ps_to_seconds(simulated);
   char when[48];
   if (simulated_s >= 10)
     std::snprintf(when, sizeof when, "%.1f s", simulated_s);
   else
     std::snprintf(when, sizeof when, "%.3f ms", simulated_s * 1e3);
-  std::snprintf(line, sizeof line, "%s: %s, simulated %s, wall %.1f s", label_.c_str(), done, when,
-                elapsed_seconds());
+  std::snprintf(line, sizeof line, "%s: %s, %s, simulated %s, wall %.1f s", label_.c_str(), count,
+                pace, when, elapsed_seconds());
   std::string text = line;
   // The run so far took elapsed for work_done of the work: the rest at the same pace.
   if (work_done_ > 0 && work_done_ < 1) {
