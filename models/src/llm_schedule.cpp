@@ -372,7 +372,7 @@ StepStream collective_program(std::shared_ptr<const LlmPlan> plan,
     const std::uint32_t base = index;
     // Where lane `other`'s generator steps of this collective begin: after its marker (lanes
     // after the first) and its launch, as on this lane.
-    auto base_of = [&](int other) {
+    auto base_of = [&, kind = kind](int other) { // (clang 14 captures no structured binding)
       const Picoseconds cost = plan->launch_overhead > 0 ? plan->launch_overhead : c.overhead;
       return before.next[std::size_t(lanes.channel(kind, other))] + (other > 0 ? 1u : 0u) +
              (cost > 0 ? 1u : 0u);
