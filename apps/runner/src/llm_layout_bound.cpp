@@ -27,7 +27,9 @@
 // other channels and ranks, the previous collective on the lane and the later lanes are left
 // out: each only delays. A TP or EP collective adds its bound where the stream waits for it at
 // once, a TP overlap launch its launch at its waits, a DP collective its bound at its ZeRO-3
-// wait and at the optimizer's markers (which wait for the stage's last DP collective).
+// wait and at the optimizer's markers (which wait for the stage's last DP collective); a DP
+// collective's launch also waits for the previous one's join on the lane, so DP collectives
+// follow each other.
 #include "ddlsim/runner/llm_layout_bound.hpp"
 
 #include "ddlsim/collectives/algorithm.hpp"
@@ -313,7 +315,10 @@ Picoseconds llm_iteration_lower_bound(const models::LlmPlan& plan, const sim::En
           t = std::max(t, tp_done[stage]);
           break;
         case LlmOpKind::dp:
-          dp_done[stage].push_back(done(op.collective, t, stage));
+          // After the previous DP collective's join on the lane, too (its launch depends on it).
+          dp_done[stage].push_back(
+              done(op.collective, dp_done[stage].empty() ? t : std::max(t, dp_done[stage].back()),
+                   stage));
           break;
         case LlmOpKind::dp_wait:
           if (static_cast<std::size_t>(op.collective) < dp_done[stage].size())
