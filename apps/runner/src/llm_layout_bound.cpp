@@ -29,7 +29,8 @@
 // once, a TP overlap launch its launch at its waits, a DP collective its bound at its ZeRO-3
 // wait and at the optimizer's markers (which wait for the stage's last DP collective); a DP
 // collective's launch also waits for the previous one's join on the lane, so DP collectives
-// follow each other.
+// follow each other. And the iteration lasts no less than the busiest link takes to carry the
+// bytes all the collectives send over it (busiest_link_bound).
 #include "ddlsim/runner/llm_layout_bound.hpp"
 
 #include "ddlsim/collectives/algorithm.hpp"
@@ -116,10 +117,7 @@ private:
   std::vector<Picoseconds> walk(const models::LlmCollective& c, const std::vector<int>& members) {
     const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
     if (algorithm == nullptr || algorithm->channels(c.call) < 1) return {0};
-    const auto channel =
-        static_cast<std::uint16_t>(c.group == models::LlmGroup::tp   ? models::kLlmTpChannel
-                                   : c.group == models::LlmGroup::ep ? models::kLlmEpChannel
-                                                                     : models::kLlmDpChannel);
+    const auto channel = static_cast<std::uint16_t>(models::llm_lane_channel(plan_, c.group, 0));
     const sim::ProtocolCost cost(plan_.protocols.empty()
                                      ? coll::Protocol{}
                                      : plan_.protocols[static_cast<std::size_t>(c.protocol)]);
@@ -268,6 +266,76 @@ private:
   std::map<std::pair<int, int>, Picoseconds> chains_;
 };
 
+// Every link carries the bytes of every transfer whose path holds it, at its bandwidth at most
+// (the rates of the flows on it add up to its bandwidth at most, or they take it one at a time),
+// between the iteration's start and its end. So the iteration lasts at least the most bytes one
+// link carries in it at that link's bandwidth: here the sends of every lane of every collective
+// the stages launch, on the paths the engine gives them (a picosecond less per transfer against
+// the rounding of each finish, and kBytesTermShare).
+Picoseconds busiest_link_bound(const models::LlmPlan& plan, const topo::Topology& topology,
+                               topo::Router& router, std::uint64_t seed) {
+  const models::LlmParallel& p = plan.spec.parallel;
+  // Per (stage, collective), how many times each rank of the stage launches it.
+  std::map<std::pair<int, int>, double> launches;
+  for (std::size_t stage = 0; stage < plan.stages.size(); ++stage)
+    for (const models::LlmOp& op : plan.stages[stage])
+      if (op.collective >= 0 &&
+          (op.kind == models::LlmOpKind::tp || op.kind == models::LlmOpKind::ep ||
+           op.kind == models::LlmOpKind::dp || op.kind == models::LlmOpKind::tp_launch))
+        ++launches[{static_cast<int>(stage), op.collective}];
+  std::vector<double> bytes(topology.link_count(), 0.0);
+  std::vector<double> transfers(topology.link_count(), 0.0);
+  for (const auto& [key, times] : launches) {
+    const auto [stage, index] = key;
+    const models::LlmCollective& c = plan.collectives[static_cast<std::size_t>(index)];
+    const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm);
+    if (algorithm == nullptr) continue;
+    const sim::ProtocolCost cost(plan.protocols.empty()
+                                     ? coll::Protocol{}
+                                     : plan.protocols[static_cast<std::size_t>(c.protocol)]);
+    // The stage's groups of the collective, each once.
+    std::vector<std::vector<int>> groups;
+    std::vector<bool> placed(static_cast<std::size_t>(p.gpus()), false);
+    for (int r = 0; r < p.gpus(); ++r) {
+      if (placed[static_cast<std::size_t>(r)] || models::llm_coords(p, r).pp != stage) continue;
+      groups.push_back(plan.group_members(c.group, r));
+      for (const int m : groups.back()) placed[static_cast<std::size_t>(m)] = true;
+    }
+    const int lanes = std::min(c.lanes, algorithm->channels(c.call));
+    for (int lane = 0; lane < lanes; ++lane) {
+      const auto channel =
+          static_cast<std::uint16_t>(models::llm_lane_channel(plan, c.group, lane));
+      for (int local = 0; local < c.call.ranks; ++local) {
+        coll::StepStream stream = algorithm->program(c.call, local, lane);
+        for (coll::Step step; stream.next(step);) {
+          if (!step.is_send()) continue;
+          const double wire = static_cast<double>(cost.wire_bytes(step.bytes));
+          if (wire <= 0) continue;
+          for (const std::vector<int>& group : groups) {
+            const std::int32_t self =
+                plan.spec.gpus[static_cast<std::size_t>(group[static_cast<std::size_t>(local)])];
+            const std::int32_t peer =
+                plan.spec
+                    .gpus[static_cast<std::size_t>(group[static_cast<std::size_t>(step.peer)])];
+            for (const topo::LinkId link : router.ecmp_path(seed, self, peer, channel)) {
+              bytes[link] += times * wire;
+              transfers[link] += times;
+            }
+          }
+        }
+      }
+    }
+  }
+  Picoseconds most = 0;
+  for (std::size_t link = 0; link < bytes.size(); ++link) {
+    const double rate = topology.link(static_cast<topo::LinkId>(link)).bandwidth_bytes_per_second;
+    if (bytes[link] <= 0 || !(rate > 0) || !std::isfinite(rate)) continue;
+    most = std::max(most, static_cast<Picoseconds>(std::floor(
+                              bytes[link] / rate * 1e12 * kBytesTermShare - transfers[link])));
+  }
+  return most;
+}
+
 } // namespace
 
 Picoseconds llm_iteration_lower_bound(const models::LlmPlan& plan, const sim::EngineSpec& engine,
@@ -351,7 +419,8 @@ Picoseconds llm_iteration_lower_bound(const models::LlmPlan& plan, const sim::En
   for (std::size_t stage = 0; stage < stages; ++stage)
     if (at[stage] < plan.stages[stage].size()) // a plan that deadlocks: no bound
       return 0;
-  return *std::max_element(now.begin(), now.end());
+  const Picoseconds paced = *std::max_element(now.begin(), now.end());
+  return analytic ? std::max(paced, busiest_link_bound(plan, topology, router, seed)) : paced;
 }
 
 } // namespace ddlsim::runner

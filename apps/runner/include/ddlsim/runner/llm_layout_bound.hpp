@@ -16,9 +16,10 @@ namespace ddlsim::runner {
 // pipeline deadlocks). On every engine: the pipeline of each stage's compute stream with
 // transfers and collectives free (compute plus bubble). On the analytic engine also what the
 // compute stream waits for a collective at least: its launch step, and its first lane's steps
-// walked on every member together with every transfer alone on its path (llm_layout_bound.cpp
-// says why each term holds). `topology`, `router` and `seed` are the simulation's (the same
-// ECMP paths).
+// walked on every member together with every transfer alone on its path; and no less than the
+// busiest link takes to carry the bytes every collective of the iteration sends over it
+// (llm_layout_bound.cpp says why each term holds). `topology`, `router` and `seed` are the
+// simulation's (the same ECMP paths).
 Picoseconds llm_iteration_lower_bound(const models::LlmPlan& plan, const sim::EngineSpec& engine,
                                       const topo::Topology& topology, topo::Router& router,
                                       std::uint64_t seed);
