@@ -33,6 +33,7 @@
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/models/llm.hpp"
 #include "llm_compute.hpp"
+#include "llm_param_buckets.hpp"
 #include "llm_tp_overlap.hpp"
 
 #include <algorithm>
@@ -361,60 +362,15 @@ private:
     ffn_forward(ops, layer);
   }
 
-  // The weights of `layer` on one GPU: dense ones and experts apart.
+  // The weights of `layer` on one GPU, dense and experts (llm_param_buckets.hpp).
   std::pair<double, double> layer_parameters(int layer) const {
-    const LlmShape& m = spec_.shape;
-    const double e = static_cast<double>(m.expert_parameters(layer));
-    const double all = static_cast<double>(m.attention_parameters() + m.ffn_parameters(layer));
-    return {(all - e) / spec_.parallel.tp, e / (spec_.parallel.tp * spec_.parallel.ep)};
+    return llm_layer_parameters(spec_, layer);
   }
   // ZeRO-3: the all-gathers of a layer's weights (dense and experts).
   std::pair<int, int> gather_layer(std::vector<LlmOp>& ops, int layer) {
     const auto [dense, experts] = layer_parameters(layer);
     return {dp_launch(ops, LlmGroup::dp, coll::Op::all_gather, dense),
             dp_launch(ops, LlmGroup::expert_dp, coll::Op::all_gather, experts)};
-  }
-
-  // Overlapped parameter all-gathers (LlmParallel::overlap_param_gather): the stage's layers in
-  // buckets as the gradients fill them (backward order, closed at the bucket size; the first
-  // stage's embedding in the bucket of its first layer, the last stage's output layer in that of
-  // its last), dense weights and experts apart. gather[l] is the bucket layer l's weights are in,
-  // numbered in forward order (the order the forward pass needs them).
-  struct ParamBuckets {
-    std::vector<double> size; // parameters, forward order
-    std::vector<int> of_layer;
-  };
-  ParamBuckets param_buckets(const std::vector<int>& layers, int stage, bool experts) const {
-    const LlmShape& m = spec_.shape;
-    const double cap = static_cast<double>(spec_.bucket_parameters());
-    const double vh =
-        static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / spec_.parallel.tp;
-    ParamBuckets out;
-    out.of_layer.assign(static_cast<std::size_t>(m.layers), -1);
-    double open = 0;
-    std::vector<int> members;
-    auto close = [&] {
-      for (int l : members) out.of_layer[std::size_t(l)] = static_cast<int>(out.size.size());
-      out.size.push_back(open);
-      open = 0;
-      members.clear();
-    };
-    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-      const auto [dense, expert] = layer_parameters(*it);
-      open += experts ? expert : dense;
-      if (!experts && it == layers.rbegin() && stage == spec_.parallel.pp - 1 &&
-          (!m.tied_embeddings || spec_.parallel.pp > 1))
-        open += vh;
-      if (!experts && std::next(it) == layers.rend() && stage == 0) open += vh;
-      members.push_back(*it);
-      if (open >= cap) close();
-    }
-    if (open > 0) close();
-    std::reverse(out.size.begin(), out.size.end());
-    const int n = static_cast<int>(out.size.size());
-    for (int& b : out.of_layer)
-      if (b >= 0) b = n - 1 - b;
-    return out;
   }
 
   std::vector<LlmOp> stage_ops(int stage) {
@@ -439,7 +395,7 @@ private:
     // iteration's start; the forward pass waits for a bucket before its first layer and launches
     // the next one there (Megatron's forward pre-hook, distributed_data_parallel.py).
     const bool overlap_gather = p.overlap_param_gather && (p.zero == 1 || p.zero == 2);
-    std::array<ParamBuckets, 2> param_gathers;     // dense, experts
+    std::array<LlmParamBuckets, 2> param_gathers;  // dense, experts
     std::array<std::vector<int>, 2> gather_launch; // per bucket: its DP launch, or -1
     std::array<LlmGroup, 2> gather_group{LlmGroup::dp, LlmGroup::expert_dp};
     auto launch_gather = [&](int kind, int bucket) {
@@ -454,7 +410,7 @@ private:
       for (int chunk = 0; chunk < p.vpp; ++chunk)
         for (int l = 0; l < per_chunk; ++l) layers.push_back(virtual_stage(chunk) * per_chunk + l);
       for (int kind = 0; kind < 2; ++kind) {
-        param_gathers[std::size_t(kind)] = param_buckets(layers, stage, kind == 1);
+        param_gathers[std::size_t(kind)] = llm_param_buckets(spec_, layers, stage, kind == 1);
         gather_launch[std::size_t(kind)].assign(param_gathers[std::size_t(kind)].size.size(), -1);
         launch_gather(kind, 0);
       }

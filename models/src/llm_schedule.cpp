@@ -487,6 +487,10 @@ private:
 
 } // namespace
 
+int llm_lane_channel(const LlmPlan& plan, LlmGroup group, int lane) {
+  return Lanes(plan).channel(kind_of(group), lane);
+}
+
 coll::Schedule llm_schedule(std::shared_ptr<const LlmPlan> plan) {
   coll::CollectiveCall call;
   call.op = coll::Op::all_reduce;

@@ -32,6 +32,7 @@
 #include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "dependency_order_state.hpp"
+#include "rank_floor.hpp"
 #include "round_half_away.hpp"
 #include "shared_link_flows.hpp"
 
@@ -51,7 +52,7 @@ constexpr int kStepsPerVisit = 16;
 // to ProgramRare::far: training programs wait on steps a few hundred back.
 constexpr std::uint32_t kWindowStepsWithWaits = 4096;
 // How often a program whose ends its rank's floor holds back asks for a new floor (see
-// refresh_floor): when its window holds more than this many ends and its next step index is a
+// RankFloors::refresh): when its window holds more than this many ends and its next step index is a
 // multiple of it, so that a floor held back by a slow program costs one look per 32 steps.
 constexpr std::uint32_t kFloorRefreshSteps = 32;
 // Started steps a program's window of ends holds before an older one that still matters moves to
@@ -71,7 +72,7 @@ public:
                      const coll::Schedule& schedule, const AnalyticOptions& options,
                      std::uint8_t shared_classes)
       : topology_(topology), router_(router), options_(options), shared_classes_(shared_classes),
-        links_(topology.link_count()),
+        links_(topology.link_count()), floors_(static_cast<std::size_t>(schedule.ranks())),
         shared_(topology, static_cast<std::size_t>(schedule.ranks()) *
                               static_cast<std::size_t>(schedule.channels())) {
     const int ranks = schedule.ranks();
@@ -83,7 +84,6 @@ public:
     programs_.resize(static_cast<std::size_t>(ranks) * numbering_.channels);
     overflow_.resize(programs_.size());
     rare_.resize(programs_.size());
-    rank_floor_.assign(static_cast<std::size_t>(ranks), 0);
     for (int r = 0; r < ranks; ++r)
       for (std::uint32_t c = 0; c < numbering_.channels; ++c) {
         Program& program = programs_[program_of(r, static_cast<std::uint16_t>(c))];
@@ -256,8 +256,8 @@ private:
         return false;
       }
       // Forgotten at or below the rank's floor, which is at or below this step's start: the
-      // start is the floor if nothing else raised it past it (see refresh_floor).
-      start = std::max(start, rank_floor_[static_cast<std::size_t>(rank_of(p))]);
+      // start is the floor if nothing else raised it past it (see rank_floor.hpp).
+      start = std::max(start, floors_.of(rank_of(p)));
       return true;
     }
     if (end != kUnknown) {
@@ -467,26 +467,15 @@ private:
     rare_[p].waiters.clear();
   }
 
-  // The end of started step `index` of program p: its time, kUnknown (not ended, or not
-  // started), or kRetired (ended at or before last_start, forgotten).
+  // The end of started step `index` of program p (dependency_order_state.hpp).
   Picoseconds end_of(std::uint32_t p, std::uint32_t index) const {
-    const Program& program = programs_[p];
-    if (index >= program.base) {
-      const std::size_t offset = index - program.base;
-      return offset < program.ends.size() ? program.ends[offset] : kUnknown;
-    }
-    if (program.has_far)
-      for (const auto& [far_index, far_end] : rare_[p].far)
-        if (far_index == index) return far_end;
-    return kRetired;
+    return detail::dependency_order::end_of(programs_[p], rare_[p], index);
   }
 
   // Forgets the ends no later step can wait for, and moves older ones that still matter out of
   // the window. Without cross-program waits an end matters until its program's last_start
-  // passes it (every later step of the program starts at or after last_start). Once waits
-  // appear, it also matters until the rank's floor passes it: the floor is at or below every
-  // later start of every program of the rank (refresh_floor), so a later wait on a forgotten
-  // end starts at the floor or later, and wait_end times it exactly. Recording keeps every
+  // passes it (every later step of the program starts at or after last_start); once waits
+  // appear, also until the rank's floor passes it (rank_floor.hpp). Recording keeps every
   // started step of a recorded program in the window (its records are indexed alike).
   // Inline, it runs after every step: the common work (forgetting ended steps at the front) is
   // here, moving ends out of the window and dropping moved ones out of line.
@@ -542,35 +531,12 @@ private:
 
   // The latest end program p may forget: one at or before it no later step needs.
   Picoseconds forget_limit(std::uint32_t p) const {
-    const Picoseconds last_start = programs_[p].last_start;
-    if (!waits_) return last_start;
-    return std::min(last_start, rank_floor_[static_cast<std::size_t>(rank_of(p))]);
+    return waits_ ? floors_.forget_limit(programs_[p], rank_of(p)) : programs_[p].last_start;
   }
 
-  // Raises the rank's floor to the least lower bound of the next start of its programs: a step
-  // starts at or after its program's last_start (rule 1), and at or after the end of the step
-  // it waits for, which is known or, for a step not started yet, no earlier than its program's
-  // last_start. A finished program starts nothing. Every later start of the rank's programs is
-  // at or after the floor, and stays so: bounds only rise.
   void refresh_floor(std::int32_t rank) {
-    Picoseconds floor = std::numeric_limits<Picoseconds>::max();
-    for (std::uint32_t c = 0; c < numbering_.channels; ++c) {
-      const Program& program = programs_[program_of(rank, static_cast<std::uint16_t>(c))];
-      if (program.exhausted && !program.has_pending) continue;
-      Picoseconds bound = program.last_start;
-      if (program.has_pending && program.pending.has_wait() &&
-          program.pending.wait_channel < numbering_.channels) {
-        const std::uint32_t q = program_of(rank, program.pending.wait_channel);
-        const std::uint32_t step = program.pending_wait_step;
-        if (step >= programs_[q].next_index())
-          bound = std::max(bound, programs_[q].last_start);
-        else
-          bound = std::max(bound, end_of(q, step)); // kUnknown and kRetired are below it
-      }
-      floor = std::min(floor, bound);
-    }
-    Picoseconds& kept = rank_floor_[static_cast<std::size_t>(rank)];
-    if (floor != std::numeric_limits<Picoseconds>::max()) kept = std::max(kept, floor);
+    floors_.refresh(rank, std::span<const Program>(programs_.data(), programs_.size()), rare_,
+                    numbering_);
   }
 
   // The first cross-program wait: ends forgotten so far were forgotten without the floor, so a
@@ -603,6 +569,7 @@ private:
   std::uint8_t shared_classes_ = 0;
   std::uint8_t classes_to_share_ = 0;
   std::vector<LinkUse, HugePageAllocator<LinkUse>> links_;
+  RankFloors floors_; // see retire()
   detail::SharedLinkFlows shared_;
   std::vector<GpuRates> rates_;
   std::vector<ProtocolCost> protocols_;                       // indexed by Step::protocol
@@ -615,8 +582,6 @@ private:
   std::uint64_t steps_done_ = 0;
   bool gave_up_ = false;
   bool waits_ = false; // a step with a cross-program wait was pulled (see retire())
-  // Per rank, at or below every later start of its programs' steps (refresh_floor).
-  std::vector<Picoseconds> rank_floor_;
   // Started steps a window holds before older ones that still matter move out (see retire()).
   std::uint32_t window_ = kWindowSteps;
   bool stopped_ = false;

@@ -101,6 +101,19 @@ struct alignas(64) Program {
 // Three cache lines: a visit touches the first two, and a transfer the third.
 static_assert(sizeof(Program) == 192);
 
+// The end of started step `index` of `program` (`rare` its ProgramRare): its time, kUnknown (not
+// ended, or not started), or kRetired (ended at or before last_start, forgotten).
+inline Picoseconds end_of(const Program& program, const ProgramRare& rare, std::uint32_t index) {
+  if (index >= program.base) {
+    const std::size_t offset = index - program.base;
+    return offset < program.ends.size() ? program.ends[offset] : kUnknown;
+  }
+  if (program.has_far)
+    for (const auto& [far_index, far_end] : rare.far)
+      if (far_index == index) return far_end;
+  return kRetired;
+}
+
 // The latest byte interval a link carried: [.., until], and whether one of zero length sits at
 // `until` (the event-driven engine has it on the link while it starts others at that instant).
 struct LinkUse {

@@ -1,8 +1,11 @@
 // `ddlsim plan`'s large-model layout search (runner/llm_layout_search.hpp): it ranks by simulated
 // time, never ranks a layout over memory, enumerates only valid layouts, and refuses bad options.
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/runner/llm_layout_bound.hpp"
 #include "ddlsim/runner/llm_layout_search.hpp"
 #include "ddlsim/scenario/layout_search.hpp"
+#include "ddlsim/sim/engine.hpp"
+#include "ddlsim/topologies/builders.hpp"
 #include "error_of.hpp"
 
 #include <catch2/catch.hpp>
@@ -27,7 +30,69 @@ Scenario scenario() {
   return load_scenario_for_layout_search(Json::parse(text), "test.json", ".");
 }
 
+// Two DGX H100 on a rail-optimized fabric, NCCL's choices (launch costs, lanes across the
+// nodes), the same model: TP inside a node, DP and PP across the nodes.
+Scenario two_node_scenario() {
+  const std::string text = R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 2}],
+          "fabric": {"type": "rail_optimized", "rail_spines": 8, "bandwidth_gbps": 400}},
+      "workload": {"type": "llm_training",
+                   "model": {"layers": 8, "hidden": 8192, "heads": 64, "kv_heads": 8,
+                             "ffn": 28672, "seq_len": 4096, "vocab": 32000},
+                   "parallel": {"tp": 8, "pp": 2}, "global_batch": 16}})";
+  return load_scenario_for_layout_search(Json::parse(text), "test.json", ".");
+}
+
 } // namespace
+
+TEST_CASE("llm plan: the analytic bound adds the collectives the compute waits for and stays below "
+          "the time") {
+  const Scenario s = two_node_scenario();
+  runner::LayoutSearchOptions options;
+  options.micro_batches = {1, 2};
+  options.keep = 1000; // bounds computed, nothing skipped
+  const runner::LayoutSearch search = runner::search_layouts(s, options);
+  REQUIRE(search.ranked.size() >= 4);
+  const topo::Topology topology = topo::build_topology(s.topology);
+  topo::Router router(topology);
+  sim::EngineSpec flow = s.engine;
+  flow.kind = sim::flow::FlowEngineSpec{};
+  int with_tp = 0;
+  for (const runner::LayoutCandidate& c : search.ranked) {
+    INFO(c.describe());
+    // The layout's scenario as the search loads it (its NCCL choices are the layout's).
+    Json json = s.resolved;
+    const models::LlmParallel& p = c.parallel;
+    json["workload"]["parallel"] = {{"tp", p.tp},
+                                    {"pp", p.pp},
+                                    {"vpp", p.vpp},
+                                    {"dp", p.dp},
+                                    {"ep", p.ep},
+                                    {"zero", p.zero},
+                                    {"sequence_parallel", p.sequence_parallel}};
+    json["workload"]["micro_batch"] = c.micro_batch;
+    json["workload"]["recompute"] = std::string(models::to_string(c.recompute));
+    const Scenario point = load_scenario_for_layout_search(json, "test.json", ".");
+    const models::LlmPlan plan =
+        models::plan_llm(point.workload.llm, sim::llm_plan_options(point.engine));
+    // The search's bound is this one, and it never exceeds the simulated time.
+    CHECK(runner::llm_iteration_lower_bound(plan, s.engine, topology, router, s.seed) ==
+          c.compute_bound);
+    CHECK(c.compute_bound <= c.iteration.time);
+    // Compute and bubble alone (every engine) are below it: the analytic engine's collectives
+    // add their launch and their transfers at the bottleneck rate.
+    const Picoseconds compute = runner::llm_iteration_lower_bound(plan, flow, topology, router, 1);
+    CHECK(compute > 0);
+    CHECK(compute <= c.compute_bound);
+    if (c.parallel.tp > 1) {
+      ++with_tp;
+      CHECK(compute < c.compute_bound);
+      // Most of the TP collectives' exposed time is in the bound.
+      CHECK(static_cast<double>(c.compute_bound - compute) >
+            0.5 * static_cast<double>(c.iteration.exposed_tp));
+    }
+  }
+  CHECK(with_tp > 0);
+}
 
 TEST_CASE("llm plan: layouts are ranked by simulated time and the best fits in memory") {
   const Scenario s = scenario();

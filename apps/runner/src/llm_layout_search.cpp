@@ -10,6 +10,7 @@
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/runner/llm_layout_bound.hpp"
 #include "ddlsim/scenario/layout_search.hpp"
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
@@ -85,50 +86,13 @@ void check_options(const LayoutSearchOptions& options) {
     if (v < 1) throw InputError("vpps", "virtual stages are at least 1");
 }
 
-// A lower bound on the iteration time of the layout's plan on any engine: its pipeline with every
-// transfer and collective free. Each stage's compute stream runs its steps one after another
-// (llm_schedule.cpp); a receive's marker waits for the matching send, and a send for the compute
-// step before it, so a stage can start a pass no sooner than the pass before it on the previous
-// stage has ended. Waits for collectives are taken as free. This is the compute plus the pipeline
-// bubble; the plan is the one the engine runs (sim::simulate's options for an LLM).
-Picoseconds compute_bound(const Scenario& point) {
+// The lower bound of the layout's plan (llm_layout_bound.hpp); the plan is the one the engine
+// runs (sim::simulate's options for an LLM).
+Picoseconds iteration_bound(const Scenario& point, const topo::Topology& topology,
+                            topo::Router& router) {
   const models::LlmPlan plan =
       models::plan_llm(point.workload.llm, sim::llm_plan_options(point.engine));
-  const models::LlmParallel& layout = plan.spec.parallel;
-  const std::size_t stages = plan.stages.size();
-  // Send times in flight per (receiving stage, direction), in program order (a pair of stages
-  // exchanges in order on the pipeline channel).
-  std::vector<std::array<std::vector<Picoseconds>, 2>> sent(stages);
-  std::vector<std::array<std::size_t, 2>> received(stages, {0, 0});
-  std::vector<std::size_t> at(stages, 0);
-  std::vector<Picoseconds> now(stages, 0);
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (std::size_t stage = 0; stage < stages; ++stage) {
-      const std::vector<models::LlmOp>& ops = plan.stages[stage];
-      for (; at[stage] < ops.size(); ++at[stage]) {
-        const models::LlmOp& op = ops[at[stage]];
-        if (op.kind == models::LlmOpKind::compute) {
-          now[stage] += op.duration;
-        } else if (op.kind == models::LlmOpKind::pp_send) {
-          const std::size_t to = static_cast<std::size_t>(
-              models::llm_pipeline_peer(layout, static_cast<int>(stage), op.forward_dir, true));
-          sent[to][op.forward_dir ? 1 : 0].push_back(now[stage]);
-        } else if (op.kind == models::LlmOpKind::pp_recv) {
-          const int dir = op.forward_dir ? 1 : 0;
-          const std::vector<Picoseconds>& from = sent[stage][std::size_t(dir)];
-          std::size_t& next = received[stage][std::size_t(dir)];
-          if (next >= from.size()) break; // not sent yet: another stage moves first
-          now[stage] = std::max(now[stage], from[next++]);
-        }
-        moved = true;
-      }
-    }
-  }
-  for (std::size_t stage = 0; stage < stages; ++stage)
-    if (at[stage] < plan.stages[stage].size()) // a plan that deadlocks: no bound
-      return 0;
-  return *std::max_element(now.begin(), now.end());
+  return llm_iteration_lower_bound(plan, point.engine, topology, router, point.seed);
 }
 
 } // namespace
@@ -247,12 +211,14 @@ LayoutSearch search_layouts(const Scenario& scenario, const LayoutSearchOptions&
   };
   std::atomic<std::size_t> next{0};
   in_parallel([&] {
+    const topo::Topology topology = topo::build_topology(scenario.topology);
+    topo::Router router(topology);
     for (std::size_t i = next++; i < candidates.size(); i = next++) {
       LayoutCandidate& c = candidates[i];
       try {
         points[i] = load_scenario_for_layout_search(candidate_json(scenario, c), scenario.origin,
                                                     scenario.base_dir);
-        if (options.keep > 0) c.compute_bound = compute_bound(*points[i]);
+        if (options.keep > 0) c.compute_bound = iteration_bound(*points[i], topology, router);
       } catch (const InputError& error) {
         c.error = error.what();
       }
@@ -366,7 +332,7 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
       << search.ranked.size() + search.failed.size() << " simulated ("
       << sim::engine_name(scenario.engine) << " engine)";
   if (!search.pruned.empty())
-    out << ", " << search.pruned.size() << " not simulated (their compute alone is slower than "
+    out << ", " << search.pruned.size() << " not simulated (their lower bound is slower than "
         << "the " << search.keep << " fastest)";
   out << " in " << format_fixed(search.seconds, 1) << " s\n";
   out << "rank  tp  pp vpp    dp  ep  mb  recompute  zero  memory(GiB)  iteration(s)    MFU  "

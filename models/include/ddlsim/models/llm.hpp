@@ -252,6 +252,8 @@ inline constexpr int kLlmComputeChannel = 0, kLlmTpChannel = 1, kLlmPpChannel = 
                      kLlmDpChannel = 3, kLlmEpChannel = 4, kLlmChannels = 5;
 inline constexpr int kLlmMaxLanes = 16;
 coll::Schedule llm_schedule(std::shared_ptr<const LlmPlan> plan);
+// The schedule channel lane `lane` of a collective on `group` runs on in llm_schedule(plan).
+int llm_lane_channel(const LlmPlan& plan, LlmGroup group, int lane);
 
 // Collects what the metrics need from the executed steps: per rank the end of every compute-
 // stream step and the pipeline sends and receives.

@@ -20,9 +20,10 @@ struct LayoutSearchOptions {
   std::vector<int> micro_batches{1, 2, 4}; // --micro-batches
   std::vector<int> vpps{1, 2, 4};          // virtual stages tried where Megatron allows them
   unsigned threads = 0;                    // 0: one per core
-  // Rows of the ranking that must be exact (`--top`): a layout whose compute alone (a lower bound
-  // on its iteration time) is slower than the keep-th fastest simulated so far cannot reach those
-  // rows and is not simulated. 0 simulates every layout (the brute-force search).
+  // Rows of the ranking that must be exact (`--top`): a layout whose lower bound on its
+  // iteration time (LayoutCandidate::compute_bound) is slower than the keep-th fastest simulated so
+  // far cannot reach those rows and is not simulated. 0 simulates every layout (the brute-force
+  // search).
   std::size_t keep = 0;
   // Called after each simulated layout (done, total), from the worker threads one at a time.
   std::function<void(std::size_t, std::size_t)> progress;
@@ -35,9 +36,10 @@ struct LayoutCandidate {
   double memory_bytes = 0; // peak per GPU (llm_memory)
   double capacity_bytes = 0;
   models::LlmIteration iteration; // when simulated
-  // A lower bound on the iteration time: the layout's pipeline with free transfers and
-  // collectives (compute plus bubble; a stage's compute steps run one after another, so no
-  // engine can finish sooner). Computed when LayoutSearchOptions::keep > 0.
+  // A lower bound on the iteration time: the layout's pipeline with free transfers (compute plus
+  // bubble; a stage's compute steps run one after another, so no engine can finish sooner), on
+  // the analytic engine with the least time of each collective the compute stream waits for
+  // (llm_layout_bound.hpp). Computed when LayoutSearchOptions::keep > 0.
   Picoseconds compute_bound = 0;
   std::string error;            // a layout the simulation refused (its reason)
   std::string describe() const; // "tp 8, pp 4 x vpp 2, dp 16, ZeRO-1, mb 1, recompute none"
