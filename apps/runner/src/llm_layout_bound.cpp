@@ -34,6 +34,7 @@
 #include "ddlsim/runner/llm_layout_bound.hpp"
 
 #include "ddlsim/collectives/algorithm.hpp"
+#include "ddlsim/sim/engine.hpp"
 #include "ddlsim/sim/protocol_cost.hpp"
 
 #include <algorithm>
@@ -343,7 +344,7 @@ Picoseconds llm_iteration_lower_bound(const models::LlmPlan& plan, const sim::En
                                       std::uint64_t seed) {
   using models::LlmOpKind;
   const models::LlmParallel& layout = plan.spec.parallel;
-  const bool analytic = std::holds_alternative<sim::AnalyticEngineSpec>(engine.kind);
+  const bool analytic = sim::transfers_cost_at_least_alone(engine);
   CollectiveChains chains(plan, engine, topology, router, seed);
   const std::size_t stages = plan.stages.size();
   // The least end of collective `c`'s join on the first lane when launched after `ready`.

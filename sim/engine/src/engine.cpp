@@ -191,6 +191,10 @@ EngineResult simulate(const Workload& workload, const topo::Topology& topology,
   return simulate_training(std::get<TrainingIteration>(workload), topology, router, spec, options);
 }
 
+bool transfers_cost_at_least_alone(const EngineSpec& spec) {
+  return std::holds_alternative<AnalyticEngineSpec>(spec.kind);
+}
+
 EngineSpec searchable_engine(const EngineSpec& spec, bool* replaced) {
   const bool analytic = std::holds_alternative<AnalyticEngineSpec>(spec.kind);
   if (replaced) *replaced = !analytic;

@@ -129,5 +129,10 @@ EngineSpec searchable_engine(const EngineSpec& spec, bool* replaced = nullptr);
 // steps where the engine runs them, the calibrated launch overhead), for callers that plan one
 // themselves (the layout search's lower bound) without naming an engine.
 models::LlmPlanOptions llm_plan_options(const EngineSpec& spec);
+// Whether every transfer on the engine `spec` takes at least what the analytic cost model
+// charges it alone on its path (per-step overhead, path and protocol latency, bytes at the
+// bottleneck rate): true on the analytic engine, whose costs these are. The layout search's
+// lower bound counts collectives only where it holds, without naming an engine.
+bool transfers_cost_at_least_alone(const EngineSpec& spec);
 
 } // namespace ddlsim::sim
