@@ -60,17 +60,7 @@ TEST_CASE("llm plan: the analytic bound adds the collectives the compute waits f
   for (const runner::LayoutCandidate& c : search.ranked) {
     INFO(c.describe());
     // The layout's scenario as the search loads it (its NCCL choices are the layout's).
-    Json json = s.resolved;
-    const models::LlmParallel& p = c.parallel;
-    json["workload"]["parallel"] = {{"tp", p.tp},
-                                    {"pp", p.pp},
-                                    {"vpp", p.vpp},
-                                    {"dp", p.dp},
-                                    {"ep", p.ep},
-                                    {"zero", p.zero},
-                                    {"sequence_parallel", p.sequence_parallel}};
-    json["workload"]["micro_batch"] = c.micro_batch;
-    json["workload"]["recompute"] = std::string(models::to_string(c.recompute));
+    const Json json = runner::candidate_json(s, c);
     const Scenario point = load_scenario_for_layout_search(json, "test.json", ".");
     const models::LlmPlan plan =
         models::plan_llm(point.workload.llm, sim::llm_plan_options(point.engine));

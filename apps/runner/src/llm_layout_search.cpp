@@ -57,24 +57,6 @@ int nvlink_domain_of(const topo::ClusterSpec& cluster) {
   return std::max(domain, 1);
 }
 
-// The scenario JSON with the candidate's layout written in.
-Json candidate_json(const Scenario& scenario, const LayoutCandidate& c) {
-  Json json = scenario.resolved;
-  json.erase("sweep");
-  Json& workload = json["workload"];
-  const models::LlmParallel& p = c.parallel;
-  workload["parallel"] = {{"tp", p.tp},
-                          {"pp", p.pp},
-                          {"vpp", p.vpp},
-                          {"dp", p.dp},
-                          {"ep", p.ep},
-                          {"zero", p.zero},
-                          {"sequence_parallel", p.sequence_parallel}};
-  workload["micro_batch"] = c.micro_batch;
-  workload["recompute"] = std::string(models::to_string(c.recompute));
-  return json;
-}
-
 void check_options(const LayoutSearchOptions& options) {
   if (options.micro_batches.empty())
     throw InputError("--micro-batches", "no micro-batch size to try; give sizes such as 1,2,4");
@@ -96,6 +78,23 @@ Picoseconds iteration_bound(const Scenario& point, const topo::Topology& topolog
 }
 
 } // namespace
+
+Json candidate_json(const Scenario& scenario, const LayoutCandidate& c) {
+  Json json = scenario.resolved;
+  json.erase("sweep");
+  Json& workload = json["workload"];
+  const models::LlmParallel& p = c.parallel;
+  workload["parallel"] = {{"tp", p.tp},
+                          {"pp", p.pp},
+                          {"vpp", p.vpp},
+                          {"dp", p.dp},
+                          {"ep", p.ep},
+                          {"zero", p.zero},
+                          {"sequence_parallel", p.sequence_parallel}};
+  workload["micro_batch"] = c.micro_batch;
+  workload["recompute"] = std::string(models::to_string(c.recompute));
+  return json;
+}
 
 std::string LayoutCandidate::describe() const {
   const models::LlmParallel& p = parallel;

@@ -68,6 +68,10 @@ std::vector<LayoutCandidate> enumerate_layouts(const Scenario& scenario,
                                                const LayoutSearchOptions& options,
                                                LayoutSearch& search);
 
+// The scenario JSON with the candidate's layout written in (its parallel layout, micro-batch and
+// recomputation; no sweep): what the search loads and simulates for it.
+Json candidate_json(const Scenario& scenario, const LayoutCandidate& c);
+
 // Enumerates and simulates. `scenario` is loaded with load_scenario_for_layout_search.
 LayoutSearch search_layouts(const Scenario& scenario, const LayoutSearchOptions& options);
 
