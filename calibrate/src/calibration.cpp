@@ -111,10 +111,7 @@ std::vector<std::string> calibration_differences(const Calibration& calibration,
   int nodes = 0;
   for (const topo::NodeGroup& group : spec.node_groups) nodes += group.count;
   for (std::size_t index = 0; index < spec.node_groups.size(); ++index) {
-    bool targeted = calibration.node_groups.empty();
-    for (const std::string& selector : calibration.node_groups)
-      targeted = targeted || node_group_matches(spec, index, selector);
-    if (!targeted) continue;
+    if (!calibration_targets(calibration, spec, index)) continue;
     const FittedOn to = fitted_on(spec.node_groups[index].spec, nodes);
     std::vector<std::string> what;
     if (!from.gpu_model.empty() && from.gpu_model != to.gpu_model) {
@@ -158,13 +155,6 @@ bool node_group_matches(const topo::ClusterSpec& spec, std::size_t index,
 
 namespace {
 
-bool targets(const Calibration& calibration, const topo::ClusterSpec& spec, std::size_t index) {
-  if (calibration.node_groups.empty()) return true;
-  return std::any_of(
-      calibration.node_groups.begin(), calibration.node_groups.end(),
-      [&](const std::string& selector) { return node_group_matches(spec, index, selector); });
-}
-
 void check_selectors(const Calibration& calibration, const topo::ClusterSpec& spec) {
   for (std::size_t i = 0; i < calibration.node_groups.size(); ++i) {
     const std::string& selector = calibration.node_groups[i];
@@ -190,7 +180,7 @@ void apply_links(const Calibration& calibration, const ProtocolCalibration& prot
                  topo::ClusterSpec& spec) {
   bool network_set = false;
   for (std::size_t index = 0; index < spec.node_groups.size(); ++index) {
-    if (!targets(calibration, spec, index)) continue;
+    if (!calibration_targets(calibration, spec, index)) continue;
     const CarriedParts parts = carried_parts(calibration, spec, index);
     topo::NodeSpec& node = spec.node_groups[index].spec;
     for (LinkGroup g : kLinkGroups) {
@@ -243,7 +233,7 @@ EngineCalibration apply_calibrations(std::span<const Calibration> calibrations,
     const Calibration& calibration = calibrations[c];
     check_selectors(calibration, spec);
     for (std::size_t g = 0; g < spec.node_groups.size(); ++g) {
-      if (!targets(calibration, spec, g)) continue;
+      if (!calibration_targets(calibration, spec, g)) continue;
       if (claimed[g] >= 0)
         throw InputError("/node_groups",
                          "node group " + std::to_string(g) + " is targeted by calibration " +

@@ -46,6 +46,13 @@ std::string parts_left_out(const CarriedParts& parts) {
   return text;
 }
 
+bool calibration_targets(const Calibration& calibration, const topo::ClusterSpec& spec,
+                         std::size_t index) {
+  return calibration.node_groups.empty() ||
+         std::any_of(calibration.node_groups.begin(), calibration.node_groups.end(),
+                     [&](const std::string& s) { return node_group_matches(spec, index, s); });
+}
+
 CarriedParts carried_parts(const Calibration& calibration, const topo::ClusterSpec& spec,
                            std::size_t index) {
   if (!calibration.relative || !calibration.fitted_on) return {};
@@ -57,11 +64,7 @@ CarriedParts carried_parts(const Calibration& calibration, const topo::ClusterSp
 CarriedParts carried_engine_parts(const Calibration& calibration, const topo::ClusterSpec& spec) {
   CarriedParts all;
   for (std::size_t index = 0; index < spec.node_groups.size(); ++index) {
-    const bool targeted =
-        calibration.node_groups.empty() ||
-        std::any_of(calibration.node_groups.begin(), calibration.node_groups.end(),
-                    [&](const std::string& s) { return node_group_matches(spec, index, s); });
-    if (!targeted) continue;
+    if (!calibration_targets(calibration, spec, index)) continue;
     const CarriedParts parts = carried_parts(calibration, spec, index);
     all.steps = all.steps && parts.steps;
     all.reduce = all.reduce && parts.reduce;

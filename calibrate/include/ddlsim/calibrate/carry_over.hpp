@@ -39,6 +39,11 @@ struct CarriedParts {
 // The parts of a calibration fitted on `from` that apply to a node group that is `to`.
 CarriedParts carried_parts(const FittedOn& from, const FittedOn& to);
 
+// True when `calibration` applies to node group `index` of `spec`: it names no groups, or one of
+// its selectors matches (node_group_matches).
+bool calibration_targets(const Calibration& calibration, const topo::ClusterSpec& spec,
+                         std::size_t index);
+
 // The parts of `calibration` that apply to node group `index` of `spec` (all of them when it
 // does not record the system it was fitted on), and the engine-wide parts (steps, reduction),
 // which apply only where they carry to every group the calibration targets.
