@@ -174,8 +174,11 @@ NodeView view_of(const topo::NodeSpec& spec, int local_ranks, int cc, bool inter
   v.intra = spec.intra;
   v.inter = inter;
   v.pci = nccl_pci_bw(spec.pcie_bytes_per_second);
-  v.nics = spec.nics;
-  v.nic_path = std::min(v.pci, spec.nic_bytes_per_second / 1e9);
+  // NCCL sees the devices its network plugin presents (a multi-rail device at its rails' summed
+  // speed: topo::nic_devices).
+  const topo::NicDevices devices = topo::nic_devices(spec);
+  v.nics = devices.count;
+  v.nic_path = std::min(v.pci, devices.rails * spec.nic_bytes_per_second / 1e9);
   const double per_link = nccl_nvlink_bw(cc);
   if (spec.intra == topo::IntraNode::nvswitch) {
     v.nvlinks = {links_of(spec.nvlink_bytes_per_second, cc) * per_link};
@@ -253,7 +256,7 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
     s.local_ranks = std::max(s.local_ranks, u.local);
     s.min_cc = std::min(s.min_cc, u.cc);
     s.max_cc = std::max(s.max_cc, u.cc);
-    s.nics_per_node = std::min(s.nics_per_node, u.spec->nics);
+    s.nics_per_node = std::min(s.nics_per_node, topo::nic_devices(*u.spec).count);
     if (u.local > 1 && u.spec->intra == topo::IntraNode::pcie_only) nvlink = false;
     // GPUs and NICs are spread evenly over the PCIe switches: with no switch, or fewer NICs
     // than switches, some GPU reaches a NIC only through the CPU.
@@ -284,7 +287,7 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
                 : u.spec->intra == topo::IntraNode::pcie_only ? "pcie"
                                                               : "nvlink";
       s.pcie_gbs = view.pci;
-      s.nic_gbs = u.spec->nic_bytes_per_second / 1e9;
+      s.nic_gbs = topo::nic_devices(*u.spec).rails * u.spec->nic_bytes_per_second / 1e9;
       s.nvlink_link_gbs =
           u.spec->intra == topo::IntraNode::pcie_only ? 0 : nccl_nvlink_bw(s.min_cc);
       s.nvlinks_per_gpu = 0;

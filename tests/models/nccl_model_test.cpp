@@ -90,6 +90,28 @@ TEST_CASE("NCCL model: more NICs per node give more inter-node bandwidth") {
   }
 }
 
+TEST_CASE("NCCL model: on EFA NCCL sees aws-ofi-nccl's devices, a GPU's 4 NICs as one") {
+  // p5.48xlarge: 32 x 100 Gb/s EFA, 4 beside each GPU. The plugin's RDMA protocol presents one
+  // device per GPU at the 4 rails' 400 Gb/s (topo::nic_devices), so NCCL's search and cost table
+  // see what a DGX H100 with 8 x 400 Gb/s NICs shows, not 32 slow NICs.
+  const NcclSystem efa = describe_nccl(cluster("aws-p5-48xlarge", 2), 16);
+  CHECK(efa.nics_per_node == 8);
+  CHECK(efa.nic_gbs == Approx(50.0));
+  const NcclSystem dgx = describe_nccl(cluster("dgx-h100", 2), 16);
+  CHECK(efa.ring == dgx.ring);
+  CHECK(efa.nvls == dgx.nvls);
+  // Under a transport with a device per NIC, the same hardware is 32 NICs of 12.5 GB/s.
+  topo::ClusterSpec ib = cluster("aws-p5-48xlarge", 2);
+  ib.node_groups[0].spec.transport = topo::Transport::ib;
+  const NcclSystem per_nic = describe_nccl(ib, 16);
+  CHECK(per_nic.nics_per_node == 32);
+  CHECK(per_nic.nic_gbs == Approx(12.5));
+  // With the devices, NVLS-Tree takes the largest sizes, as the 2 x p5 log's bus bandwidth
+  // (487 GB/s at 16 GiB, above the 400 GB/s a ring can move through 3,200 Gb/s) says it ran.
+  CHECK(NcclTuner(efa).choose(coll::Op::all_reduce, 16ull << 30).algorithm ==
+        NcclAlgorithm::nvls_tree);
+}
+
 TEST_CASE("NCCL model: tuning.cc's cost table on a 2-node DGX H100") {
   const NcclTuner tuner(describe_nccl(cluster("dgx-h100", 2), 16));
   auto cell = [&](NcclAlgorithm a, NcclProtocol p) {

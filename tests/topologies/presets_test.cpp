@@ -276,13 +276,17 @@ TEST_CASE("today's systems: NVLink, PCIe and NIC figures land on the right links
             want.pcie_gbytes_per_second * 1e9);
     }
     CHECK(count_kind(t, VertexKind::pcie_switch) == static_cast<std::size_t>(want.pcie_switches));
-    REQUIRE(t.node(0).nics.size() == static_cast<std::size_t>(want.nics));
-    // The NIC's rate, under its transport (socket caps it: transport_test.cpp).
+    // The NIC's rate, under its transport (socket caps it; on EFA a GPU's NICs form one port
+    // of their summed rate: transport_test.cpp).
     const NodeSpec spec = *find_node_preset(want.name);
+    CHECK(spec.nics == want.nics);
     CHECK(spec.nic_bytes_per_second == gbps_to_bytes_per_second(want.nic_gbps));
+    const NicDevices devices = nic_devices(spec);
+    CHECK(devices.count * devices.rails == want.nics);
+    REQUIRE(t.node(0).nics.size() == static_cast<std::size_t>(devices.count));
     for (VertexId nic : t.node(0).nics)
       CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
-            transport_nic_bytes_per_second(spec));
+            devices.rails * transport_nic_bytes_per_second(spec));
   }
 }
 

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 
 using namespace ddlsim;
@@ -173,6 +174,36 @@ TEST_CASE("transports: bad names and keys are errors that say what to write") {
   const Topology p5_socket = build(p5);
   // 8 GPUs over 32 NICs: each NIC driven by one rank's proxy, half a stream each way.
   CHECK(nic_link_rate(p5_socket, 0) == gbps_to_bytes_per_second(kDefaultSocketStreamGbps) / 2);
+}
+
+TEST_CASE("transports: on EFA a GPU's NICs are one device of their summed rate (4 x 100 = 400)") {
+  // aws-ofi-nccl's RDMA protocol stripes every message over the NICs beside a GPU
+  // (nic_devices): p5.48xlarge's 32 x 100 Gb/s become 8 ports of 400 Gb/s, one per GPU.
+  const std::string p5 = R"({"nodes": [{"preset": "aws-p5-48xlarge", "count": 2}]})";
+  const NodeSpec spec = parse(p5).node_groups.at(0).spec;
+  CHECK(nic_devices(spec).count == 8);
+  CHECK(nic_devices(spec).rails == 4);
+  const Topology t = build(p5);
+  REQUIRE(t.node(0).nics.size() == 8);
+  for (int node : {0, 1})
+    for (VertexId nic : t.node(node).nics)
+      CHECK(out_links_of_class(t, nic, LinkClass::nic).at(0)->bandwidth_bytes_per_second ==
+            gbps_to_bytes_per_second(400));
+  // Each GPU leaves by its own device.
+  std::set<VertexId> used;
+  for (const auto& nics : t.node(0).gpu_nics) {
+    REQUIRE(nics.size() == 1);
+    used.insert(nics.front());
+  }
+  CHECK(used.size() == 8);
+  // Another transport keeps a port per NIC; EFA with fewer NICs than GPUs (p4de) too.
+  const Topology ib = build(R"({"nodes": [{"preset": "aws-p5-48xlarge", "count": 2,
+      "transport": "ib"}]})");
+  CHECK(ib.node(0).nics.size() == 32);
+  CHECK(nic_link_rate(ib, 0) == gbps_to_bytes_per_second(100));
+  const Topology p4de = build(R"({"nodes": [{"preset": "aws-p4de-24xlarge", "count": 2}]})");
+  CHECK(p4de.node(0).nics.size() == 4);
+  CHECK(nic_link_rate(p4de, 0) == gbps_to_bytes_per_second(100));
 }
 
 TEST_CASE("transports: a preset with NICs must name its transport") {

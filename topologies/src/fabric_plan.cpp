@@ -33,12 +33,15 @@ ClusterShape shape_of(const ClusterSpec& spec) {
   for (const NodeGroup& group : spec.node_groups)
     for (int i = 0; i < group.count; ++i) {
       const int node = static_cast<int>(shape.nics_per_node.size());
-      shape.nics_per_node.push_back(group.spec.nics);
-      for (int n = 0; n < group.spec.nics; ++n) {
-        shape.nic_rates.push_back(group.spec.nic_bytes_per_second);
+      // The NIC ports build_node makes: one per device of the plugin (nic_devices).
+      const NicDevices devices = nic_devices(group.spec);
+      const double rate = devices.rails * group.spec.nic_bytes_per_second;
+      shape.nics_per_node.push_back(devices.count);
+      for (int n = 0; n < devices.count; ++n) {
+        shape.nic_rates.push_back(rate);
         shape.nic_local.push_back(n);
         shape.nic_node.push_back(node);
-        shape.fastest_nic = std::max(shape.fastest_nic, group.spec.nic_bytes_per_second);
+        shape.fastest_nic = std::max(shape.fastest_nic, rate);
       }
     }
   return shape;

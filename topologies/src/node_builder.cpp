@@ -136,6 +136,15 @@ double transport_nic_bytes_per_second(const NodeSpec& spec) {
   return std::min(spec.nic_bytes_per_second, ceiling);
 }
 
+NicDevices nic_devices(const NodeSpec& spec) {
+  // NICs and GPUs are spread evenly over the PCIe switches (build_node), so with more NICs than
+  // GPUs, nics / gpus of them sit beside each GPU and no other GPU is as near.
+  if (spec.transport == Transport::efa && spec.gpus > 0 && spec.nics > spec.gpus &&
+      spec.nics % spec.gpus == 0)
+    return {spec.gpus, spec.nics / spec.gpus};
+  return {spec.nics, 1};
+}
+
 } // namespace ddlsim::topo
 
 namespace ddlsim::topo::detail {
@@ -204,7 +213,10 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
     pcie.push_back(add(VertexKind::pcie_switch, name_in(index, "pcie", j), j));
   for (int g = 0; g < spec.gpus; ++g)
     node.gpus.push_back(add(VertexKind::gpu, name_in(index, "gpu", g), g));
-  for (int n = 0; n < spec.nics; ++n)
+  // One NIC vertex per device NCCL's plugin presents: a device of several rails stripes every
+  // message over them, which moves what one port of their summed rate would (nic_devices).
+  const NicDevices devices = nic_devices(spec);
+  for (int n = 0; n < devices.count; ++n)
     node.nics.push_back(add(VertexKind::nic, name_in(index, "nic", n), n));
 
   auto pcie_link = [&](VertexId a, VertexId b) {
@@ -221,7 +233,8 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
   // root complex and down to the NIC, never GPU -> NIC through the switch. Hanging the NIC on the
   // host gives every route that path (GPUDirect transports keep the NIC beside its GPUs).
   const bool bounce = bounces_through_host(spec.transport);
-  for (int n = 0; n < spec.nics; ++n) pcie_link(node.nics[n], bounce ? host : parent(n, spec.nics));
+  for (int n = 0; n < devices.count; ++n)
+    pcie_link(node.nics[n], bounce ? host : parent(n, devices.count));
 
   // What an NVLink carries: the datasheet's rate less the packet overhead of its generation.
   const double nvlink_rate = spec.nvlink_bytes_per_second * spec.nvlink_payload_efficiency;
@@ -249,10 +262,11 @@ int build_node(Topology& topology, const NodeSpec& spec, std::vector<NicPort>& n
 
   std::vector<VertexId> gpu_parent, nic_parent;
   for (int g = 0; g < spec.gpus; ++g) gpu_parent.push_back(parent(g, spec.gpus));
-  for (int n = 0; n < spec.nics; ++n) nic_parent.push_back(bounce ? host : parent(n, spec.nics));
+  for (int n = 0; n < devices.count; ++n)
+    nic_parent.push_back(bounce ? host : parent(n, devices.count));
   node.gpu_nics = nic_affinity(node, gpu_parent, nic_parent);
 
-  const double nic_rate = transport_nic_bytes_per_second(spec);
+  const double nic_rate = devices.rails * transport_nic_bytes_per_second(spec);
   for (VertexId nic : node.nics)
     nic_ports.push_back(NicPort{nic, nic_rate, spec.nic_latency, index});
   return topology.add_node(std::move(node));

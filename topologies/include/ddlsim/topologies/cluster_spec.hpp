@@ -78,6 +78,20 @@ struct NodeSpec {
 // lesser of it and NCCL's streams x the per-stream rate (one connection per NIC at a time).
 double transport_nic_bytes_per_second(const NodeSpec& spec);
 
+// The node's NICs as NCCL's network plugin presents them: `count` devices of `rails` NICs each.
+// aws-ofi-nccl's RDMA protocol, its default on EFA from P5 on (src/platform-aws.cpp,
+// default_protocol), makes the NICs nearest each GPU one device (src/nccl_ofi_topo.cpp: one group
+// per GPU under the PCIe switch that holds the NICs) and stripes each message over its rails
+// (nccl_ofi_scheduler: messages above OFI_NCCL_MIN_STRIPE_SIZE, 128 KiB, split evenly; smaller
+// ones round-robin), reporting the rails' summed speed (nccl_ofi_rdma.cpp, get_properties:
+// port_speed x max_group_size). So on efa a node with k NICs per GPU (k > 1) has one device of k
+// rails per GPU; every other transport, and efa with a NIC per GPU or fewer, one device per NIC.
+struct NicDevices {
+  int count = 0;
+  int rails = 1;
+};
+NicDevices nic_devices(const NodeSpec& spec);
+
 struct NodeGroup {
   NodeSpec spec;
   int count = 1;
