@@ -53,11 +53,39 @@ std::size_t knee_of(const std::vector<PlanRow>& all, const std::vector<std::size
   return best;
 }
 
-double hourly_price(const PlanSpec& spec, const PointMetrics& m) {
-  if (spec.price_per_gpu_hour > 0) return spec.price_per_gpu_hour * m.gpus;
-  if (spec.price_per_node_hour > 0) return spec.price_per_node_hour * m.nodes;
-  return m.gpus; // GPU-hours
+// `figure` summed over what the point uses: per GPU (`per_gpu`) or per node, kind by kind.
+double over_point(const PerNodeKind& figure, const PointMetrics& m, bool per_gpu) {
+  if (figure.by_kind.empty()) return figure.all.value_or(0) * (per_gpu ? m.gpus : m.nodes);
+  double sum = 0;
+  for (const KindCount& k : m.kinds) sum += figure.of(k.kind) * (per_gpu ? k.gpus : k.nodes);
+  return sum;
 }
+
+bool priced(const PlanSpec& spec) {
+  return spec.price_per_gpu_hour.given() || spec.price_per_node_hour.given() ||
+         spec.price_per_kwh > 0;
+}
+
+bool powered(const PlanSpec& spec) {
+  return spec.power_per_gpu_watts.given() || spec.power_per_node_watts.given();
+}
+
+} // namespace
+
+double hourly_price(const PlanSpec& spec, const PointMetrics& m) {
+  if (spec.price_per_gpu_hour.given()) return over_point(spec.price_per_gpu_hour, m, true);
+  if (spec.price_per_node_hour.given()) return over_point(spec.price_per_node_hour, m, false);
+  if (priced(spec)) return 0; // energy only
+  return m.gpus;              // GPU-hours
+}
+
+double energy_kwh(const PlanSpec& spec, const PointMetrics& m, double seconds) {
+  const double watts = over_point(spec.power_per_gpu_watts, m, true) +
+                       over_point(spec.power_per_node_watts, m, false);
+  return watts * seconds / 3.6e6;
+}
+
+namespace {
 
 std::vector<std::string> unmet_goals(const PlanSpec& spec, const PlanRow& row) {
   std::vector<std::string> unmet;
@@ -96,8 +124,8 @@ Plan make_plan(std::vector<PointResult> results, const PlanSpec& spec) {
     return r.ok() && r.metrics.train_seconds > 0;
   });
   plan.time_axis = trains ? "time to train" : "iteration time";
-  plan.cost_unit =
-      spec.price_per_gpu_hour > 0 || spec.price_per_node_hour > 0 ? "cost" : "GPU-hours";
+  plan.cost_unit = priced(spec) ? "cost" : "GPU-hours";
+  plan.has_energy = powered(spec);
   std::sort(results.begin(), results.end(),
             [](const PointResult& a, const PointResult& b) { return a.index < b.index; });
   for (PointResult& result : results) {
@@ -107,6 +135,10 @@ Plan make_plan(std::vector<PointResult> results, const PlanSpec& spec) {
       const PointMetrics& m = row.point.metrics;
       row.time_seconds = trains ? m.train_seconds : m.iteration_seconds;
       row.cost = hourly_price(spec, m) * row.time_seconds / 3600;
+      if (plan.has_energy) {
+        row.energy_kwh = energy_kwh(spec, m, row.time_seconds);
+        row.cost += row.energy_kwh * spec.price_per_kwh;
+      }
       row.unmet = unmet_goals(spec, row);
     }
     plan.rows.push_back(std::move(row));

@@ -61,7 +61,9 @@ void print_plan(const Plan& plan, std::ostream& out) {
   for (std::size_t a = 0; a < axes.size(); ++a)
     out << "  " << std::setw(int(widths[a])) << short_name(axes[a]);
   out << std::setw(7) << "GPUs" << std::setw(12) << "time (s)" << std::setw(12) << "samples/s"
-      << std::setw(7) << "eff" << std::setw(12) << plan.cost_unit << "  front  goals\n";
+      << std::setw(7) << "eff" << std::setw(12) << plan.cost_unit;
+  if (plan.has_energy) out << std::setw(12) << "energy(kWh)";
+  out << "  front  goals\n";
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const PlanRow& row = plan.rows[i];
     const PointMetrics& m = row.point.metrics;
@@ -75,8 +77,9 @@ void print_plan(const Plan& plan, std::ostream& out) {
     out << std::setw(7) << m.gpus << std::setw(12) << format_significant(row.time_seconds)
         << std::setw(12) << (m.samples_per_second > 0 ? format_fixed(m.samples_per_second, 1) : "-")
         << std::setw(7) << (m.scaling_efficiency >= 0 ? format_fixed(m.scaling_efficiency, 3) : "-")
-        << std::setw(12) << format_significant(row.cost)
-        << (row.on_front ? "    *    " : "         ");
+        << std::setw(12) << format_significant(row.cost);
+    if (plan.has_energy) out << std::setw(12) << format_significant(row.energy_kwh);
+    out << (row.on_front ? "    *    " : "         ");
     if (row.unmet.empty()) {
       out << "met";
     } else {
@@ -92,7 +95,8 @@ void write_csv(const Plan& plan, std::ostream& out) {
   for (const std::string& axis : axis_names(plan)) out << "," << csv_field(axis);
   out << ",gpus,nodes,iteration_seconds,samples_per_second,scaling_efficiency,train_seconds,"
          "time_seconds,"
-      << csv_field(plan.cost_unit) << ",on_front,feasible,unmet,error\n";
+      << csv_field(plan.cost_unit) << (plan.has_energy ? ",energy_kwh" : "")
+      << ",on_front,feasible,unmet,error\n";
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     const PlanRow& row = plan.rows[i];
     const PointMetrics& m = row.point.metrics;
@@ -103,9 +107,10 @@ void write_csv(const Plan& plan, std::ostream& out) {
     out << "," << m.gpus << "," << m.nodes << "," << format_fixed(m.iteration_seconds, 9) << ","
         << format_fixed(m.samples_per_second, 3) << "," << format_fixed(m.scaling_efficiency, 6)
         << "," << format_fixed(m.train_seconds, 6) << "," << format_fixed(row.time_seconds, 9)
-        << "," << format_fixed(row.cost, 6) << "," << (row.on_front ? 1 : 0) << ","
-        << (row.feasible() ? 1 : 0) << "," << csv_field(unmet) << "," << csv_field(row.point.error)
-        << "\n";
+        << "," << format_fixed(row.cost, 6)
+        << (plan.has_energy ? "," + format_fixed(row.energy_kwh, 6) : std::string()) << ","
+        << (row.on_front ? 1 : 0) << "," << (row.feasible() ? 1 : 0) << "," << csv_field(unmet)
+        << "," << csv_field(row.point.error) << "\n";
   }
 }
 
@@ -115,6 +120,7 @@ Json to_json(const Plan& plan) {
     Json j = to_json(row.point);
     j["time_seconds"] = row.time_seconds;
     j[plan.cost_unit == "cost" ? "cost" : "gpu_hours"] = row.cost;
+    if (plan.has_energy) j["energy_kwh"] = row.energy_kwh;
     j["on_front"] = row.on_front;
     j["feasible"] = row.feasible();
     j["unmet"] = row.unmet;

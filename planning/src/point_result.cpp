@@ -3,8 +3,12 @@
 namespace ddlsim::plan {
 
 Json to_json(const PointMetrics& m) {
+  Json kinds = Json::array();
+  for (const KindCount& k : m.kinds)
+    kinds.push_back({{"kind", k.kind}, {"nodes", k.nodes}, {"gpus", k.gpus}});
   return {{"gpus", m.gpus},
           {"nodes", m.nodes},
+          {"kinds", kinds},
           {"iteration_seconds", m.iteration_seconds},
           {"samples_per_second", m.samples_per_second},
           {"scaling_efficiency", m.scaling_efficiency},
@@ -17,6 +21,15 @@ PointMetrics metrics_from_json(const Json& json) {
   PointMetrics m;
   m.gpus = int(o.required("gpus").integer(0, 1 << 24));
   m.nodes = int(o.required("nodes").integer(0, 1 << 24));
+  for (const JsonValue& entry : o.required("kinds").array(0, 1 << 16)) {
+    JsonObject k = entry.object();
+    KindCount count;
+    count.kind = k.required("kind").non_empty_string();
+    count.nodes = int(k.required("nodes").integer(0, 1 << 24));
+    count.gpus = int(k.required("gpus").integer(0, 1 << 24));
+    k.finish();
+    m.kinds.push_back(std::move(count));
+  }
   m.iteration_seconds = o.required("iteration_seconds").number(0, 1e18);
   m.samples_per_second = o.required("samples_per_second").number(0, 1e18);
   m.scaling_efficiency = o.required("scaling_efficiency").number(-1, 1e3);

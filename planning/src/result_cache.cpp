@@ -12,7 +12,7 @@
 namespace ddlsim::plan {
 namespace {
 
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2; // 2: metrics carry the node kinds a point uses
 
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t hash = 0xcbf29ce484222325ull;

@@ -193,36 +193,6 @@ std::vector<SweepAxis> parse_sweep(const JsonValue& section) {
   return axes;
 }
 
-PlanSpec parse_plan(const JsonValue& section) {
-  PlanSpec plan;
-  JsonObject object = section.object();
-  if (auto v = object.optional("price")) {
-    JsonObject price = v->object();
-    auto gpu = price.optional("per_gpu_hour");
-    auto node = price.optional("per_node_hour");
-    if (gpu && node) v->fail("give per_gpu_hour or per_node_hour, not both");
-    if (!gpu && !node) v->fail_expected("{\"per_gpu_hour\": N} or {\"per_node_hour\": N}");
-    if (gpu) plan.price_per_gpu_hour = gpu->positive_number(1e9);
-    if (node) plan.price_per_node_hour = node->positive_number(1e9);
-    price.finish();
-  }
-  if (auto v = object.optional("goals")) {
-    JsonObject goals = v->object();
-    if (auto g = goals.optional("max_time_seconds"))
-      plan.max_time_seconds = g->positive_number(1e12);
-    if (auto g = goals.optional("min_samples_per_second"))
-      plan.min_samples_per_second = g->positive_number(1e15);
-    if (auto g = goals.optional("min_scaling_efficiency"))
-      plan.min_scaling_efficiency = g->number(0, 1);
-    if (auto g = goals.optional("max_cost")) plan.max_cost = g->positive_number(1e15);
-    goals.finish();
-  }
-  if (auto v = object.optional("prefer"))
-    plan.prefer = v->choice(std::vector<std::string>{"cost", "time", "knee"});
-  object.finish();
-  return plan;
-}
-
 OutputSpec parse_output(const JsonValue& section) {
   OutputSpec output;
   JsonObject object = section.object();
@@ -273,7 +243,7 @@ Scenario parse_resolved(const Json& json, bool with_sweep, const std::filesystem
   if (auto v = root.optional("seed"))
     scenario.seed = static_cast<std::uint64_t>(v->integer(0, INT64_MAX));
   if (auto v = root.optional("sweep"); v && with_sweep) scenario.sweep = parse_sweep(*v);
-  if (auto v = root.optional("plan")) scenario.plan = parse_plan(*v);
+  if (auto v = root.optional("plan")) scenario.plan = detail::parse_plan(*v, scenario.topology);
   root.finish();
   if (scenario.workload.type == "collective")
     check_collective(scenario.workload.collective, scenario.topology);

@@ -26,6 +26,9 @@ JobTraceWorkload parse_job_trace(JsonObject& workload, const topo::ClusterSpec& 
 // workload.type = "llm_training" (llm_parser.cpp): reads the keys of `workload` it knows.
 models::LlmSpec parse_llm(JsonObject& workload, const topo::ClusterSpec& cluster,
                           bool check_memory = true);
+// The "plan" section (plan_parser.cpp); every node kind of `cluster` must have a figure in each
+// per-kind price or power table given.
+PlanSpec parse_plan(const JsonValue& section, const topo::ClusterSpec& cluster);
 // workload.type = "iterative" (iterative_parser.cpp): reads the keys of `workload` it knows.
 IterativeWorkload parse_iterative(JsonObject& workload, const std::filesystem::path& base_dir);
 // The keys a collective names besides its sizes: op, algorithm, params, nccl, dtype, reduction,

@@ -54,7 +54,7 @@ TEST_CASE("plan: without a price the cost is GPU-hours and the cheapest point is
 
 TEST_CASE("plan: goals make points infeasible and the recommendation says what the cheaper miss") {
   PlanSpec spec;
-  spec.price_per_gpu_hour = 3.6; // 0.001 per GPU-second
+  spec.price_per_gpu_hour.all = 3.6; // 0.001 per GPU-second
   spec.min_scaling_efficiency = 0.8;
   const Plan plan =
       make_plan({point(0, 8, 4.0, 0.95), point(1, 16, 2.5, 0.85), point(2, 32, 1.0, 0.6)}, spec);
@@ -148,4 +148,41 @@ TEST_CASE("plan: a missed time goal is stated in the goal's unit") {
   REQUIRE(slow.point.index == 0);
   REQUIRE(slow.unmet.size() == 1);
   CHECK(slow.unmet[0] == "time 3672.00 s > 1500.00 s");
+}
+
+TEST_CASE("plan: prices and power per node kind give each point its cost and energy") {
+  // One hour on 2 nodes (16 GPUs) of kind A and 1 node (8 GPUs) of kind B.
+  PointResult mixed = point(0, 24, 3600.0);
+  mixed.metrics.nodes = 3;
+  mixed.metrics.kinds = {{"A", 2, 16}, {"B", 1, 8}};
+  PlanSpec spec;
+  spec.price_per_node_hour.by_kind = {{"A", 10.0}, {"B", 30.0}};
+  spec.power_per_gpu_watts.all = 700;
+  spec.power_per_node_watts.by_kind = {{"A", 1000.0}, {"B", 2000.0}};
+  // 24 x 700 W + 2 x 1 kW + 2 kW = 20.8 kW for an hour.
+  CHECK(hourly_price(spec, mixed.metrics) == Approx(2 * 10 + 30));
+  CHECK(energy_kwh(spec, mixed.metrics, 3600) == Approx(20.8));
+  Plan plan = make_plan({mixed}, spec);
+  CHECK(plan.cost_unit == "cost");
+  REQUIRE(plan.has_energy);
+  CHECK(plan.rows[0].energy_kwh == Approx(20.8));
+  CHECK(plan.rows[0].cost == Approx(50.0));
+  // An energy price adds the energy's cost; energy alone is a cost too.
+  spec.price_per_kwh = 0.25;
+  CHECK(make_plan({mixed}, spec).rows[0].cost == Approx(50.0 + 20.8 * 0.25));
+  spec.price_per_node_hour = {};
+  CHECK(make_plan({mixed}, spec).rows[0].cost == Approx(20.8 * 0.25));
+  // The energy shows in every report.
+  std::ostringstream table, csv;
+  plan = make_plan({mixed}, spec);
+  print_plan(plan, table);
+  write_csv(plan, csv);
+  CHECK_THAT(table.str(), Contains("energy(kWh)") && Contains("20.8"));
+  CHECK_THAT(csv.str(), Contains(",energy_kwh,") && Contains(",20.800000,"));
+  CHECK(to_json(plan)["ranked"][0]["energy_kwh"].get<double>() == Approx(20.8));
+  // A per-kind table without the point's kind names the table and the kind to add.
+  spec.power_per_node_watts.where = "/plan/power/per_node_watts";
+  spec.power_per_node_watts.by_kind.erase("B");
+  CHECK_THROWS_WITH(make_plan({mixed}, spec),
+                    Contains("/plan/power/per_node_watts") && Contains("add \"B\": N"));
 }

@@ -43,10 +43,35 @@ TEST_CASE("sweep points: a scenario without a sweep is its own single point") {
   CHECK(sweep_point(scenario, 0).scenario.resolved == scenario.resolved);
 }
 
+TEST_CASE("plan section: prices and power per node kind, checked against the cluster's kinds") {
+  const Scenario s = load(R"({"include": "cloud-v100-25g", "plan": {
+      "price": {"per_node_hour": {"cloud-8xv100-25g": 24.5}, "per_kwh": 0.12},
+      "power": {"per_gpu_watts": 300, "per_node_watts": {"cloud-8xv100-25g": 900}}}})");
+  CHECK(s.plan.price_per_node_hour.of("cloud-8xv100-25g") == 24.5);
+  CHECK(s.plan.price_per_kwh == 0.12);
+  CHECK(s.plan.power_per_gpu_watts.all == 300);
+  CHECK(s.plan.power_per_node_watts.of("cloud-8xv100-25g") == 900);
+  // A kind of the cluster without a figure: the table and the kind to add.
+  CHECK_THROWS_WITH(load(R"({"include": "cloud-v100-25g", "plan": {"price":
+                         {"per_node_hour": {"dgx-a100": 30}}}})"),
+                    Contains("/plan/price/per_node_hour") &&
+                        Contains("add \"cloud-8xv100-25g\": N"));
+  // An energy price needs power; power alone is fine (energy without a price).
+  CHECK_THROWS_WITH(load(R"({"include": "cloud-v100-25g", "plan": {"price": {"per_kwh": 0.1}}})"),
+                    Contains("/plan/price/per_kwh") && Contains("power"));
+  CHECK(load(R"({"include": "cloud-v100-25g", "plan": {"power": {"per_gpu_watts": 300}}})")
+            .plan.power_per_gpu_watts.given());
+  CHECK_THROWS_WITH(load(R"({"include": "cloud-v100-25g", "plan": {"power": {}}})"),
+                    Contains("/plan/power"));
+  CHECK_THROWS_WITH(load(R"({"include": "cloud-v100-25g", "plan": {"power":
+                         {"per_gpu_watts": {"cloud-8xv100-25g": -3}}}})"),
+                    Contains("/plan/power/per_gpu_watts/cloud-8xv100-25g"));
+}
+
 TEST_CASE("plan section: prices and goals are validated with their JSON pointer") {
   CHECK(load(R"({"include": "cloud-v100-25g", "plan": {"price": {"per_gpu_hour": 2.5},
              "goals": {"min_scaling_efficiency": 0.8}, "prefer": "time"}})")
-            .plan.price_per_gpu_hour == 2.5);
+            .plan.price_per_gpu_hour.all == 2.5);
   CHECK_THROWS_WITH(load(R"({"include": "cloud-v100-25g", "plan": {"price":
                          {"per_gpu_hour": 2, "per_node_hour": 16}}})"),
                     Contains("/plan/price") && Contains("not both"));

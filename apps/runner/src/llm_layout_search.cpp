@@ -10,6 +10,7 @@
 
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/planning/plan.hpp"
 #include "ddlsim/runner/llm_layout_bound.hpp"
 #include "ddlsim/scenario/layout_search.hpp"
 #include "ddlsim/sim/engine.hpp"
@@ -317,14 +318,24 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
   const models::LlmSpec& base = scenario.workload.llm;
   const PlanSpec& prices = scenario.plan;
   const int gpus = static_cast<int>(topo::total_gpus(scenario.topology));
-  int gpus_per_node = 1;
-  if (!scenario.topology.node_groups.empty())
-    gpus_per_node = std::max(1, scenario.topology.node_groups.front().spec.gpus);
   // Cost of one iteration: every layout uses every GPU, so cost ranks as time does.
-  const double per_hour = prices.price_per_gpu_hour > 0 ? prices.price_per_gpu_hour * gpus
-                          : prices.price_per_node_hour > 0
-                              ? prices.price_per_node_hour * gpus / gpus_per_node
-                              : 0.0;
+  plan::PointMetrics whole_cluster;
+  for (const topo::NodeGroup& group : scenario.topology.node_groups) {
+    whole_cluster.nodes += group.count;
+    whole_cluster.gpus += group.count * group.spec.gpus;
+    auto same = std::find_if(whole_cluster.kinds.begin(), whole_cluster.kinds.end(),
+                             [&](const plan::KindCount& k) { return k.kind == group.spec.preset; });
+    if (same == whole_cluster.kinds.end())
+      same = whole_cluster.kinds.insert(whole_cluster.kinds.end(), {group.spec.preset, 0, 0});
+    same->nodes += group.count;
+    same->gpus += group.count * group.spec.gpus;
+  }
+  const bool priced = prices.price_per_gpu_hour.given() || prices.price_per_node_hour.given() ||
+                      prices.price_per_kwh > 0;
+  auto cost_of = [&](double seconds) {
+    return seconds / 3600 * plan::hourly_price(prices, whole_cluster) +
+           plan::energy_kwh(prices, whole_cluster, seconds) * prices.price_per_kwh;
+  };
   out << "# layouts of " << base.shape.name << " on " << gpus << " x " << base.gpu.name
       << ", global batch " << base.global_batch << ": " << search.enumerated << " enumerated, "
       << search.invalid << " invalid, " << search.unfit.size() << " over memory, "
@@ -336,7 +347,7 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
   out << " in " << format_fixed(search.seconds, 1) << " s\n";
   out << "rank  tp  pp vpp    dp  ep  mb  recompute  zero  memory(GiB)  iteration(s)    MFU  "
          "bubble  exposed tp/pp/dp(ms)";
-  if (per_hour > 0) out << "  cost/iteration";
+  if (priced) out << "  cost/iteration";
   out << "\n";
   const std::size_t rows = std::min(top, search.ranked.size());
   for (std::size_t i = 0; i < rows; ++i) {
@@ -354,7 +365,7 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
                   format_fixed(ps_to_seconds(it.time), 3).c_str(), percent(it.mfu).c_str(),
                   percent(it.bubble_fraction).c_str(), exposed.c_str());
     out << line;
-    if (per_hour > 0) out << "  " << format_fixed(ps_to_seconds(it.time) / 3600 * per_hour, 4);
+    if (priced) out << "  " << format_fixed(cost_of(ps_to_seconds(it.time)), 4);
     out << "\n";
   }
   if (search.ranked.size() > rows)

@@ -6,10 +6,33 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace ddlsim::runner {
 namespace {
+
+// The nodes and GPUs of each kind that units (GPUs or ranks) on nodes `node_of` use: node i of
+// the cluster is of its node group's preset, the groups' nodes numbered in order.
+std::vector<plan::KindCount> kinds_used(const topo::ClusterSpec& cluster,
+                                        const std::vector<int>& node_of) {
+  std::vector<std::string> kind_of_node;
+  for (const topo::NodeGroup& group : cluster.node_groups)
+    kind_of_node.insert(kind_of_node.end(), static_cast<std::size_t>(group.count),
+                        group.spec.preset);
+  std::map<std::string, plan::KindCount> counts;
+  std::set<int> seen;
+  for (int node : node_of) {
+    const std::string& kind = kind_of_node.at(static_cast<std::size_t>(node));
+    plan::KindCount& count = counts[kind];
+    count.kind = kind;
+    ++count.gpus;
+    if (seen.insert(node).second) ++count.nodes;
+  }
+  std::vector<plan::KindCount> kinds;
+  for (auto& [kind, count] : counts) kinds.push_back(std::move(count));
+  return kinds;
+}
 
 // Job 0's iteration (a plan's sweep varies one job's cluster and settings).
 plan::PointMetrics training_metrics(const Scenario& scenario,
@@ -20,6 +43,7 @@ plan::PointMetrics training_metrics(const Scenario& scenario,
   metrics.gpus = static_cast<int>(spec.gpus.size());
   metrics.nodes =
       static_cast<int>(std::set<int>(spec.node_of_gpu.begin(), spec.node_of_gpu.end()).size());
+  metrics.kinds = kinds_used(scenario.topology, spec.node_of_gpu);
   metrics.iteration_seconds = ps_to_seconds(job.time);
   metrics.samples_per_second = job.samples_per_second;
   metrics.scaling_efficiency = job.scaling_efficiency;
@@ -59,6 +83,7 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
       metrics.gpus = call.ranks;
       metrics.nodes = static_cast<int>(
           std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
+      metrics.kinds = kinds_used(scenario.topology, call.node_of_rank);
     }
     metrics.iteration_seconds = report.json.at("total_seconds").get<double>() / w.iterations;
     metrics.train_seconds = report.json.at("total_seconds").get<double>(); // the whole run
@@ -70,7 +95,11 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
     const JobTraceWorkload& w = scenario.workload.job_trace;
     plan::PointMetrics metrics;
     metrics.gpus = report.json.at("cluster_gpus").get<int>();
-    for (const topo::NodeGroup& group : scenario.topology.node_groups) metrics.nodes += group.count;
+    std::vector<int> every_gpu; // the trace's cluster is all of it
+    for (const topo::NodeGroup& group : scenario.topology.node_groups)
+      for (int i = 0; i < group.count; ++i, ++metrics.nodes)
+        every_gpu.insert(every_gpu.end(), static_cast<std::size_t>(group.spec.gpus), metrics.nodes);
+    metrics.kinds = kinds_used(scenario.topology, every_gpu);
     metrics.iteration_seconds = report.json.at("mean_completion_s").get<double>(); // per job
     metrics.train_seconds = report.json.at("makespan_s").get<double>();            // the trace
     metrics.what =
@@ -94,6 +123,7 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   metrics.gpus = call.ranks;
   metrics.nodes =
       static_cast<int>(std::set<int>(call.node_of_rank.begin(), call.node_of_rank.end()).size());
+  metrics.kinds = kinds_used(scenario.topology, call.node_of_rank);
   metrics.iteration_seconds = ps_to_seconds(result.time);
   metrics.what =
       std::string(coll::to_string(call.op)) + " " + format_bytes(bytes) + " " + result.algorithm;

@@ -11,9 +11,19 @@
 
 namespace ddlsim::plan {
 
+// The nodes and GPUs a point uses of one node kind (its node group's preset name).
+struct KindCount {
+  std::string kind;
+  int nodes = 0;
+  int gpus = 0;
+
+  bool operator==(const KindCount&) const = default;
+};
+
 struct PointMetrics {
   int gpus = 0;
   int nodes = 0;
+  std::vector<KindCount> kinds;   // by kind name; empty when the point did not say
   double iteration_seconds = 0;   // one training iteration, or the collective at its largest size
   double samples_per_second = 0;  // training workloads; 0 otherwise
   double scaling_efficiency = -1; // training workloads, 0..1; < 0 when not applicable

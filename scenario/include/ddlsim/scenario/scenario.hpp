@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,9 +131,24 @@ struct SweepAxis {
 
 // The `plan` section: what `ddlsim plan` optimises for and the constraints a point must meet.
 // Every goal is optional; a price makes costs (and the time-vs-cost Pareto front) appear.
+// A price or power figure of the plan section: one for every node kind, or one per kind. A
+// node's kind is its node group's preset name ("custom" for a node given key by key).
+struct PerNodeKind {
+  std::optional<double> all;
+  std::map<std::string, double> by_kind;
+  std::string where; // its JSON pointer, for messages
+
+  bool given() const { return all.has_value() || !by_kind.empty(); }
+  // The figure of `kind`; InputError naming `where` and the kind to add when it has none.
+  double of(const std::string& kind) const;
+};
+
 struct PlanSpec {
-  double price_per_gpu_hour = 0;          // currency units per GPU-hour; 0 = no price
-  double price_per_node_hour = 0;         // per node-hour (exclusive with the GPU price)
+  PerNodeKind price_per_gpu_hour;   // currency units per GPU-hour of the GPUs a point uses
+  PerNodeKind price_per_node_hour;  // per node-hour of the nodes it uses (exclusive with the GPU's)
+  double price_per_kwh = 0;         // energy, on top of the hourly price; needs power figures
+  PerNodeKind power_per_gpu_watts;  // each GPU a point uses, under load
+  PerNodeKind power_per_node_watts; // each node it uses, beside its GPUs (CPUs, NICs, fans)
   std::optional<double> max_time_seconds; // on the plan's time axis (see planning/)
   std::optional<double> min_samples_per_second;
   std::optional<double> min_scaling_efficiency; // 0..1
