@@ -30,8 +30,8 @@ struct ClassQueue {
 // heads; the opposite direction of a link is in Network::reverse_of); the lines after them hold
 // what only some configurations touch (data classes 3-7, DWRR deficits, pacing, PFC accounting) and
 // the drop and sample statistics. A port starts on a cache line, so a packet event touches two
-// lines of a port, where the earlier layout (448 bytes, class queues of 24 bytes from byte 112)
-// touched three. With 13,312 ports at 1,024 GPUs (5 MiB) ports do not stay in the core's caches.
+// lines of a port. With 13,312 ports of 384 bytes at 1,024 GPUs (5 MiB) ports do not stay in
+// the core's caches.
 struct alignas(64) Port {
   // Line 0: the link and the queue.
   double ps_per_byte = 0;
@@ -81,6 +81,7 @@ struct alignas(64) Port {
 
 static_assert(offsetof(Port, classes) + 4 * sizeof(ClassQueue) <= 128,
               "the hot part (through data class 2's queue) fills the first two cache lines");
+static_assert(sizeof(Port) == 384, "six cache lines: update the size in the comment above");
 
 // 13,312 ports at 1,024 GPUs: on huge pages, a port's first touch does not also miss the
 // translation buffer.
