@@ -42,8 +42,8 @@ inline void narrow(const std::vector<topo::Path>& paths, std::uint32_t index, st
 // Adaptive: among the next links of the paths in [lo, hi) at `hop`, the one whose port holds
 // the fewest queued bytes; narrows [lo, hi) to it and returns the link.
 inline topo::LinkId least_queued(const std::vector<topo::Path>& paths, std::uint16_t hop,
-                                 std::uint16_t& lo, std::uint16_t& hi,
-                                 const std::vector<Port>& ports, Picoseconds now) {
+                                 std::uint16_t& lo, std::uint16_t& hi, const Ports& ports,
+                                 Picoseconds now) {
   std::uint32_t best = lo;
   std::uint64_t best_bytes = UINT64_MAX;
   for (std::uint32_t i = lo; i < hi;) {

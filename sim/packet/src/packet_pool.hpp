@@ -3,6 +3,7 @@
 // per packet once the pool has grown to the peak.
 #pragma once
 
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/router.hpp"
 
 #include <cstdint>
@@ -61,7 +62,7 @@ public:
   std::size_t in_use() const { return packets_.size() - free_.size(); }
 
 private:
-  std::vector<Packet> packets_;
+  std::vector<Packet, HugePageAllocator<Packet>> packets_; // huge pages past 2 MiB
   std::vector<std::uint32_t> free_;
 };
 

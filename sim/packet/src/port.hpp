@@ -6,38 +6,43 @@
 #pragma once
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/sim/packet/packet_spec.hpp"
 #include "packet_pool.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace ddlsim::sim::packet {
 
+// One class's queue: an intrusive list of pool indices. (The port counts the queued bytes of
+// all data classes; no decision reads a class's own byte count, so none is kept.)
 struct ClassQueue {
   std::uint32_t head = kNil;
   std::uint32_t tail = kNil;
-  std::uint64_t bytes = 0;
-  std::int64_t deficit = 0; // dwrr
 };
 
-// Laid out hot first: what every crossing touches (the link, the queue totals, the flags, the
-// control queue and the first two data classes, the per-packet statistics) comes before the
-// rarely used parts (more classes, PFC accounting, drop and sample statistics), and a port
-// starts on a cache line. With 13,312 ports at 1,024 GPUs (6 MiB), ports do not stay in cache.
+// Hot and cold: the first two cache lines hold everything a packet's crossing, arrival and
+// transmit-done read or write with the control class and data classes 0-2 (the link, the
+// queue totals, the flags, the waiter and source lists, the per-packet statistics, the queue
+// heads; the opposite direction of a link is in Network::reverse_of); the lines after them hold
+// what only some configurations touch (data classes 3-7, DWRR deficits, pacing, PFC accounting) and
+// the drop and sample statistics. A port starts on a cache line, so a packet event touches two
+// lines of a port. With 13,312 ports of 384 bytes at 1,024 GPUs (5 MiB) ports do not stay in
+// the core's caches.
 struct alignas(64) Port {
-  // The link.
+  // Line 0: the link and the queue.
   double ps_per_byte = 0;
   Picoseconds latency = 0;
-  std::uint32_t dst_vertex = 0;
-  std::uint32_t reverse = 0; // the port of the opposite direction
-  // The queue.
-  std::uint64_t limit = 0;    // bytes that may wait here
-  std::uint64_t queued = 0;   // bytes waiting (the packet on the wire not included)
-  std::uint64_t reserved = 0; // bytes on the wire towards this port from lossless upstreams
-  Picoseconds free_at = 0;    // when the packet being serialized has left
-  bool tx_pending = false;    // a tx_done event is scheduled at free_at
+  std::uint64_t limit = 0;      // bytes that may wait here
+  std::uint64_t queued = 0;     // bytes waiting (the packet on the wire not included)
+  std::uint64_t reserved = 0;   // bytes on the wire towards this port from lossless upstreams
+  Picoseconds free_at = 0;      // when the packet being serialized has left
+  std::uint32_t pool = kNil;    // switch ports with a shared buffer: their switch's pool
+  std::uint32_t sources = kNil; // source ports: round-robin cursor over active messages
+  bool tx_pending = false;      // a tx_done event is scheduled at free_at
   bool lossless = false;
   bool switch_port = false; // egress of a network switch (drops, ECN, samples)
   bool source = false;      // egress of a GPU: pulls new packets from its messages
@@ -46,16 +51,16 @@ struct alignas(64) Port {
   bool dwrr_fresh = true;
   // PFC: classes the next switch told this port to hold (bit per class).
   std::uint8_t paused = 0;
+  // Line 1: the per-packet statistics, the waiters, the first queues.
+  std::uint64_t tx_bytes = 0;
+  std::uint64_t peak_queued = 0;
   std::uint32_t waiters = kNil;      // lossless ports blocked on this one, first blocked first:
   std::uint32_t waiters_tail = kNil; // woken in that order, they share the room round robin
   std::uint32_t next_waiter = kNil;  // link in the list of the port this one waits on
-  std::uint32_t sources = kNil;      // source ports: round-robin cursor over active messages
-  Picoseconds pace_at = -1;          // source ports: a pace event is due then (-1: none)
-  std::uint32_t pool = kNil;         // switch ports with a shared buffer: their switch's pool
-  // Statistics updated per packet.
-  std::uint64_t tx_bytes = 0;
-  std::uint64_t peak_queued = 0;
   std::array<ClassQueue, kMaxPriorities + 1> classes{}; // [0] control, [1 + c] data class c
+  // Cold.
+  std::array<std::int64_t, kMaxPriorities> deficit{}; // DWRR, per data class
+  Picoseconds pace_at = -1; // source ports: a pace event is due then (-1: none)
   // The next switch's PFC ingress accounting for this link, kept here because it is per link:
   // bytes that came in by this link and still wait there, per class, and the classes paused.
   std::uint8_t pause_sent = 0;
@@ -74,6 +79,14 @@ struct alignas(64) Port {
   bool fits(std::uint64_t bytes) const { return queued + reserved + bytes <= limit; }
 };
 
+static_assert(offsetof(Port, classes) + 4 * sizeof(ClassQueue) <= 128,
+              "the hot part (through data class 2's queue) fills the first two cache lines");
+static_assert(sizeof(Port) == 384, "six cache lines: update the size in the comment above");
+
+// 13,312 ports at 1,024 GPUs: on huge pages, a port's first touch does not also miss the
+// translation buffer.
+using Ports = std::vector<Port, HugePageAllocator<Port>>;
+
 inline std::size_t queue_index(const Packet& packet) {
   return packet.kind == PacketKind::data ? 1u + packet.priority : 0u;
 }
@@ -91,7 +104,6 @@ inline void enqueue(Port& port, PacketPool& pool, std::uint32_t id) {
     pool[q.tail].next = id;
   q.tail = id;
   if (packet.kind == PacketKind::data) {
-    q.bytes += packet.bytes;
     port.queued += packet.bytes;
     if (port.queued > port.peak_queued) port.peak_queued = port.queued;
   }
@@ -108,10 +120,12 @@ inline void unlink(Port& port, PacketPool& pool, std::uint32_t id) {
     q.tail = packet.prev;
   else
     pool[packet.next].prev = packet.prev;
-  if (packet.kind == PacketKind::data) {
-    q.bytes -= packet.bytes;
-    port.queued -= packet.bytes;
-  }
+  if (packet.kind == PacketKind::data) port.queued -= packet.bytes;
+}
+
+// Whether the data classes are served by deficit weighted round robin (else strict priority).
+inline bool dwrr(const SwitchSpec& spec) {
+  return spec.scheduler != Scheduler::strict && spec.priorities > 1;
 }
 
 // The packet the scheduler serves next (without removing it), or kNil: control first, then the
@@ -121,7 +135,7 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
   if (port.queued == 0) return kNil;
   const int classes = spec.priorities;
   const unsigned paused = port.paused;
-  if (spec.scheduler == Scheduler::strict || classes == 1) {
+  if (!dwrr(spec)) {
     for (int c = 0; c < classes; ++c)
       if (port.classes[1 + c].head != kNil && !((paused >> c) & 1u))
         return port.classes[1 + c].head;
@@ -131,17 +145,18 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
   // while its deficit covers its head packet, then the turn passes on.
   constexpr std::int64_t kQuantum = 4096 + 64;
   for (int visits = 0; visits < 2 * classes + 2; ++visits) {
-    ClassQueue& q = port.classes[1 + port.dwrr_class];
+    const ClassQueue& q = port.classes[1 + port.dwrr_class];
+    std::int64_t& deficit = port.deficit[port.dwrr_class];
     if (q.head == kNil) {
-      q.deficit = 0;
+      deficit = 0;
     } else if (!((paused >> port.dwrr_class) & 1u)) { // a paused class keeps its deficit
       if (port.dwrr_fresh) {
         const std::uint32_t weight =
             spec.dwrr_weights.empty() ? 1 : spec.dwrr_weights[port.dwrr_class];
-        q.deficit += kQuantum * static_cast<std::int64_t>(weight);
+        deficit += kQuantum * static_cast<std::int64_t>(weight);
         port.dwrr_fresh = false;
       }
-      if (q.deficit >= static_cast<std::int64_t>(pool[q.head].bytes)) return q.head;
+      if (deficit >= static_cast<std::int64_t>(pool[q.head].bytes)) return q.head;
     }
     port.dwrr_class = static_cast<std::uint8_t>((port.dwrr_class + 1) % classes);
     port.dwrr_fresh = true;
@@ -151,10 +166,11 @@ inline std::uint32_t peek_next(Port& port, const PacketPool& pool, const SwitchS
   return kNil;
 }
 
-// Removes the packet peek_next returned and charges it to its class's deficit.
-inline void take(Port& port, PacketPool& pool, std::uint32_t id) {
+// Removes the packet peek_next returned and, under DWRR (the only reader of the deficits),
+// charges it to its class's deficit.
+inline void take(Port& port, PacketPool& pool, const SwitchSpec& spec, std::uint32_t id) {
   const Packet& packet = pool[id];
-  if (packet.kind == PacketKind::data) port.classes[queue_index(packet)].deficit -= packet.bytes;
+  if (packet.kind == PacketKind::data && dwrr(spec)) port.deficit[packet.priority] -= packet.bytes;
   unlink(port, pool, id);
 }
 

@@ -99,14 +99,15 @@ private:
   void send_control(std::uint32_t message_id, const Packet& data, PacketKind kind,
                     std::uint32_t seq, std::uint32_t aux, std::uint8_t flags) {
     const std::uint32_t id = net().pool.allocate();
-    const topo::Path& path = (*net().messages[message_id].paths)[data.path_lo];
+    std::size_t hops = 0;
+    const topo::LinkId* path = net().messages[message_id].links(data.path_lo, hops);
     Packet& packet = net().pool[id];
     packet.transfer = message_id;
     packet.seq = seq;
     packet.aux = aux;
     packet.bytes = net().spec.control_bytes;
-    packet.hop = static_cast<std::uint16_t>(path.size() - 1);
-    packet.port = net().ports[path.back()].reverse;
+    packet.hop = static_cast<std::uint16_t>(hops - 1);
+    packet.port = net().reverse_of[path[hops - 1]];
     packet.next_port = kNil;
     packet.in_port = kNil;
     packet.path_lo = data.path_lo;

@@ -74,6 +74,8 @@ public:
         ecmp_choice(net().options.seed, setup.send_rank, setup.recv_rank, setup.channel, count));
     m.path_lo = 0;
     m.path_hi = static_cast<std::uint16_t>(count);
+    m.ecmp_links = paths[m.ecmp].data();
+    m.ecmp_hops = static_cast<std::uint16_t>(paths[m.ecmp].size());
     narrow(paths, m.ecmp, 0, m.path_lo, m.path_hi);
     m.sprayed = 0;
     m.port = paths[m.ecmp][0];

@@ -25,15 +25,15 @@ public:
     const topo::Topology& topology = net().topology;
     const SwitchSpec& sw = net().sw;
     const PacketEngineSpec& spec = net().spec;
-    std::vector<Port>& ports = net().ports;
+    Ports& ports = net().ports;
     ports.resize(topology.link_count());
+    net().reverse_of.resize(topology.link_count());
     for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
       const topo::Link& link = topology.link(id);
       Port& port = ports[id];
+      net().reverse_of[id] = link.reverse;
       port.ps_per_byte = 1e12 / link.bandwidth_bytes_per_second;
       port.latency = link.latency;
-      port.dst_vertex = link.dst;
-      port.reverse = link.reverse;
       const topo::VertexKind kind = topology.vertex(link.src).kind;
       port.switch_port = kind == topo::VertexKind::network_switch;
       port.source = kind == topo::VertexKind::gpu;
@@ -88,7 +88,7 @@ public:
   // (two tx_done per packet, then three, ...): 48.6 M of 51.7 M tx_done events of a 1,024-host
   // permutation started nothing.
   void try_send(std::uint32_t port_id) {
-    std::vector<Port>& ports = net().ports;
+    Ports& ports = net().ports;
     PacketPool& pool = net().pool;
     const Picoseconds now = net().now;
     Port& port = ports[port_id];
@@ -121,7 +121,7 @@ public:
       return;
     }
     if (queued) {
-      take(port, pool, id);
+      take(port, pool, net().sw, id);
       if (packet.kind == PacketKind::data) pool_remove(port, packet.bytes);
       release_ingress(packet);
     }
@@ -250,7 +250,7 @@ private:
   // A PFC frame from the switch at the end of link `port_id` back to that link's source port:
   // it waits for the packet being serialized on the reverse link, then crosses it.
   void send_pfc_frame(std::uint32_t port_id, int priority, bool pause) {
-    const Port& reverse = net().ports[net().ports[port_id].reverse];
+    const Port& reverse = net().ports[net().reverse_of[port_id]];
     const Picoseconds start = std::max(net().now, reverse.free_at);
     const Picoseconds arrival =
         start + reverse.serialization(net().spec.control_bytes) + reverse.latency;
@@ -309,13 +309,14 @@ private:
   // The port a packet crosses after the one it is at, or kNil when that one ends at its
   // destination GPU. Chosen (adaptive: by the queues now) when the packet starts crossing.
   std::uint32_t choose_next_port(Packet& packet) {
-    const std::vector<topo::Path>& paths = *net().messages[packet.transfer].paths;
-    const topo::Path& path = paths[packet.path_lo];
-    if (packet.reverse) return packet.hop == 0 ? kNil : net().ports[path[packet.hop - 1u]].reverse;
+    const Message& m = net().messages[packet.transfer];
+    std::size_t hops = 0;
+    const topo::LinkId* path = m.links(packet.path_lo, hops);
+    if (packet.reverse) return packet.hop == 0 ? kNil : net().reverse_of[path[packet.hop - 1u]];
     const std::uint16_t hop = static_cast<std::uint16_t>(packet.hop + 1);
-    if (hop >= path.size()) return kNil;
+    if (hop >= hops) return kNil;
     if (packet.path_hi - packet.path_lo > 1)
-      return least_queued(paths, hop, packet.path_lo, packet.path_hi, net().ports, net().now);
+      return least_queued(*m.paths, hop, packet.path_lo, packet.path_hi, net().ports, net().now);
     return path[hop];
   }
 

@@ -49,6 +49,10 @@ struct Message {
   Picoseconds first_arrival = 0; // when the first data packet reached the receiver
   // Paths.
   const std::vector<topo::Path>* paths = nullptr;
+  // The links of paths[ecmp], read without going through `paths` and the path's own vector:
+  // every hop of every packet of a flow on its hashed path looks its next link up here.
+  const topo::LinkId* ecmp_links = nullptr;
+  std::uint16_t ecmp_hops = 0;
   std::uint16_t path_lo = 0; // the paths through the source port
   std::uint16_t path_hi = 0;
   std::uint16_t ecmp = 0;    // the flow's hashed path
@@ -107,6 +111,16 @@ struct Message {
   std::uint32_t alive = 0;
 
   bool has_resend() const { return resend_head < resend.size(); }
+  // The links of paths[index] and their count.
+  const topo::LinkId* links(std::uint16_t index, std::size_t& hops) const {
+    if (index == ecmp) {
+      hops = ecmp_hops;
+      return ecmp_links;
+    }
+    const topo::Path& path = (*paths)[index];
+    hops = path.size();
+    return path.data();
+  }
 };
 
 } // namespace ddlsim::sim::packet
