@@ -456,6 +456,32 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
   return out;
 }
 
+namespace {
+
+// NCCL's Tree/LL128 chunk for a call of `bytes` on `channels` channels (src/enqueue.cc,
+// calcCollChunking, NCCL 2.30.7): starting from the full LL128 step (`full`, 576,000 data bytes),
+// NCCL halves the chunk until each channel has about nstepsLL128·64/ppn chunks (not below
+// 128 KiB), then about nstepsLL128·16/ppn (not below 32 KiB), nstepsLL128 = 1 + log2(nNodes) +
+// 0.1·ppn, so that a mid-size call still fills the tree's pipeline: on 2 nodes of 8 GPUs (5.6
+// chunks) a 1 MiB call on 16 channels runs 4 chunks of 17,280 bytes per channel instead of one.
+// The chunk is then a whole number of LL128 grains (ncclProtoGrainSize, src/include/device.h:
+// 32 threads x 8 / 16 x 15 x 8 bytes = 1,920). Large calls keep chunks of 128 KiB or more.
+std::uint64_t nccl_tree_ll128_chunk(const NcclSystem& system, std::uint64_t channels,
+                                    std::uint64_t bytes, std::uint64_t full) {
+  constexpr std::uint64_t kLl128Grain = 32 * 8 / 16 * 15 * 8; // ncclProtoGrainSize(LL128)
+  const int nodes = std::max(system.nodes, 1);
+  const float ppn = static_cast<float>(std::max(system.ranks, 1)) / static_cast<float>(nodes);
+  const float steps = 1.0f + static_cast<float>(log2i(nodes)) + 0.1f * ppn;
+  std::uint64_t chunk = full;
+  // NCCL compares an integer quotient with a float, as here.
+  auto per_channel = [&] { return static_cast<float>(bytes / (channels * chunk)); };
+  while (per_channel() < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (per_channel() < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  return std::max(chunk / kLl128Grain, std::uint64_t{1}) * kLl128Grain;
+}
+
+} // namespace
+
 int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std::uint64_t bytes) {
   constexpr std::uint64_t kSteps = 8;                                      // NCCL_STEPS (device.h)
   constexpr std::uint64_t kSimpleStep = (std::uint64_t{1} << 22) / kSteps; // DEFAULT_BUFFSIZE
@@ -475,7 +501,10 @@ int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std
     chunk = kSimpleStep * (ring ? 4 : 1);
     break; // ALLREDUCE_CHUNKSTEPS
   }
-  std::uint64_t share = bytes / std::uint64_t(std::max(choice.channels, 1));
+  const std::uint64_t channels = std::uint64_t(std::max(choice.channels, 1));
+  if (choice.algorithm == NcclAlgorithm::tree && choice.protocol == NcclProtocol::ll128)
+    chunk = nccl_tree_ll128_chunk(system, channels, bytes, chunk);
+  std::uint64_t share = bytes / channels;
   if (choice.algorithm == NcclAlgorithm::nvls || choice.algorithm == NcclAlgorithm::nvls_tree) {
     chunk = kNvlsChunk;
     share /= std::uint64_t(std::max(system.local_ranks, 1));

@@ -292,3 +292,35 @@ TEST_CASE("NCCL model: GPUDirect-TCPXO's NCCL profile leaves Simple only and no 
   CHECK(NcclTuner(system, force).choose(coll::Op::all_reduce, 8, every_algorithm).protocol ==
         NcclProtocol::ll);
 }
+
+TEST_CASE("NCCL model: Tree/LL128 halves its chunk for mid-size calls as enqueue.cc does") {
+  // calcCollChunking (src/enqueue.cc, NCCL 2.30.7) on 2 nodes of 8 GPUs: nstepsLL128 = 1 +
+  // log2(2) + 0.1 x 8 = 2.8, so the chunk halves from 576,000 bytes while a channel has fewer
+  // than 2.8 x 64 / 8 = 22.4 chunks (not below 128 KiB), then fewer than 5.6 (not below 32 KiB),
+  // and is rounded down to LL128 grains of 1,920 bytes.
+  const NcclSystem s = describe_nccl(cluster("dgx-h100", 2), 16);
+  NcclChoice tree;
+  tree.algorithm = NcclAlgorithm::tree;
+  tree.protocol = NcclProtocol::ll128;
+  tree.channels = 16;
+  auto chunks = [&](std::uint64_t bytes) { return nccl_pipeline_chunks(s, tree, bytes); };
+  // 1 MiB: 64 KiB per channel in chunks of 576,000 / 32 = 18,000 -> 17,280 bytes: 4 chunks.
+  CHECK(chunks(std::uint64_t{1} << 20) == 4);
+  CHECK(chunks(std::uint64_t{512} << 10) == 2); // 32 KiB per channel
+  CHECK(chunks(std::uint64_t{2} << 20) == 8);   // 128 KiB per channel, 17,280-byte chunks
+  CHECK(chunks(std::uint64_t{4} << 20) == 8);   // 36,000 -> 34,560-byte chunks
+  // 16 MiB: 144,000 is above 128 KiB, so the first loop halves once more to 72,000 (71,040).
+  CHECK(chunks(std::uint64_t{16} << 20) == 15);
+  // A call too small for one chunk per channel still runs one.
+  CHECK(chunks(std::uint64_t{64} << 10) == 1);
+  // Large calls keep the full 576,000-byte step: 256 MiB is 16 MiB per channel, 30 chunks.
+  CHECK(chunks(std::uint64_t{256} << 20) == 30);
+  // Only Tree/LL128 halves: Tree/Simple keeps its 512 KiB step (1 MiB: one chunk per channel).
+  NcclChoice simple = tree;
+  simple.protocol = NcclProtocol::simple;
+  CHECK(nccl_pipeline_chunks(s, simple, std::uint64_t{1} << 20) == 1);
+  // A deeper tree wants more chunks: on 4 nodes (nstepsLL128 = 3.8: 7.6 chunks at least) 4 MiB
+  // halves down to 18,000 (17,280) bytes, 16 chunks per channel where 2 nodes run 8.
+  const NcclSystem four = describe_nccl(cluster("dgx-h100", 4), 32);
+  CHECK(nccl_pipeline_chunks(four, tree, std::uint64_t{4} << 20) == 16);
+}

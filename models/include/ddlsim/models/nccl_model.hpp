@@ -205,9 +205,11 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
 // (params.chunks): the call's per-channel share in NCCL's chunk size (src/enqueue.cc
 // calcCollChunking, NCCL 2.30.7: a step is the protocol's buffer over NCCL_STEPS = 8: Simple
 // 4 MiB, LL 512 KiB of lines carrying half data, LL128 4,915,200 bytes carrying 120/128; a Simple
-// ring moves ALLREDUCE_CHUNKSTEPS = 4 steps per chunk; NVLS 128 KiB, NCCL_NVLS_CHUNKSIZE). A ring's
-// chunk splits one rank's block, a tree's the channel's share, NVLS one GPU's shard. At most
-// kMaxNcclChunks: a bound on the simulation's size, not a model constant (past it chunks grow).
+// ring moves ALLREDUCE_CHUNKSTEPS = 4 steps per chunk; NVLS 128 KiB, NCCL_NVLS_CHUNKSIZE;
+// Tree/LL128 halves its chunk for mid-size calls until the tree's pipeline has enough chunks, as
+// NCCL does). A ring's chunk splits one rank's block, a tree's the channel's share, NVLS one GPU's
+// shard. At most kMaxNcclChunks: a bound on the simulation's size, not a model constant (past it
+// chunks grow).
 inline constexpr int kMaxNcclChunks = 64;
 int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std::uint64_t bytes);
 
