@@ -244,9 +244,13 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
     LinkState& state = links_[link];
     state.capacity_left = state.bandwidth;
     state.unfrozen = state.count;
-    if (state.unfrozen > 0) push_share(state.capacity_left / state.unfrozen, link);
+    if (state.unfrozen > 0) share_heap_.emplace_back(state.capacity_left / state.unfrozen, link);
   }
-  while (!share_heap_.empty()) {
+  // The pops come in (share, link) order, whatever the heap's layout: one entry per link.
+  std::make_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
+  // Once every flow is frozen, the entries left are links with no flow to freeze.
+  std::size_t unfrozen_flows = component_flows_.size();
+  while (unfrozen_flows != 0) {
     std::pop_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
     const auto [share, link] = share_heap_.back();
     share_heap_.pop_back();
@@ -261,6 +265,7 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       Flow& flow = flows_[id];
       if (flow.frozen_mark == epoch_) continue;
       flow.frozen_mark = epoch_;
+      --unfrozen_flows;
       const double old_rate = flow.rate;
       flow.rate = current;
       for (topo::LinkId on_path : *flow.path) {
