@@ -196,9 +196,14 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   // the bottleneck link's bandwidth is the rate, without the component search below (which
   // would find exactly this flow and these links, and give the same rate).
   if (rate_if_alone(seed, now)) return;
-  // 1. The component: links and flows reachable from `seed` through shared links.
+  // 1. The component: links and flows reachable from `seed` through shared links. On the way,
+  //    each flow's own links (those it alone crosses) give the share heap of step 3 one entry:
+  //    the smallest (bandwidth, link) among them. An own link's share is its bandwidth until its
+  //    one flow freezes, so the first of them popped freezes the flow at it (unless a shared
+  //    link froze it first) and the others would only be popped to be thrown away.
   component_links_.clear();
   component_flows_.clear();
+  share_heap_.clear();
   component_links_.push_back(seed);
   links_[seed].mark = epoch_;
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
@@ -209,11 +214,20 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
       component_flows_.push_back(id);
+      bool has_own = false;
+      ShareEntry own{0.0, 0};
       for (topo::LinkId link : *flow.path) {
-        if (links_[link].mark == epoch_) continue;
-        links_[link].mark = epoch_;
+        LinkState& state = links_[link];
+        if (state.count == 1) {
+          const ShareEntry entry{state.bandwidth, link};
+          if (!has_own || entry < own) own = entry;
+          has_own = true;
+        }
+        if (state.mark == epoch_) continue;
+        state.mark = epoch_;
         component_links_.push_back(link);
       }
+      if (has_own) share_heap_.push_back(own);
     }
   }
   // 2. Bring every flow's remaining bytes up to now at its old rate.
@@ -239,12 +253,12 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
     share_heap_.emplace_back(share, link);
     std::push_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
   };
-  share_heap_.clear();
   for (topo::LinkId link : component_links_) {
     LinkState& state = links_[link];
     state.capacity_left = state.bandwidth;
     state.unfrozen = state.count;
-    if (state.unfrozen > 0) share_heap_.emplace_back(state.capacity_left / state.unfrozen, link);
+    // Own links (count 1) have their entries from step 1.
+    if (state.unfrozen > 1) share_heap_.emplace_back(state.capacity_left / state.unfrozen, link);
   }
   // The pops come in (share, link) order, whatever the heap's layout: one entry per link.
   std::make_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
