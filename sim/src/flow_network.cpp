@@ -248,6 +248,12 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
     }
     return;
   }
+  if (reuse_known_rates(now)) return;
+  progressive_filling(now);
+  remember_rates();
+}
+
+void FlowNetwork::progressive_filling(Picoseconds now) {
   constexpr auto kSmallestShareFirst = std::greater<ShareEntry>{};
   auto push_share = [&](double share, topo::LinkId link) {
     share_heap_.emplace_back(share, link);
@@ -289,6 +295,52 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       if (flow.rate != old_rate || flow.finish == kNever) schedule_finish(id, now);
     }
   }
+}
+
+std::size_t FlowNetwork::KnownRatesHash::operator()(const std::vector<topo::LinkId>& key) const {
+  // FNV-1a over the link ids (http://www.isthe.com/chongo/tech/comp/fnv/: the 64-bit offset
+  // basis and prime); any hash would give the same rates, only more or fewer hits.
+  std::uint64_t hash = 14695981039346656037ull;
+  for (topo::LinkId link : key) hash = (hash ^ link) * 1099511628211ull;
+  return static_cast<std::size_t>(hash);
+}
+
+bool FlowNetwork::reuse_known_rates(Picoseconds now) {
+  // The key: the component's paths, each as its length then its links, in the order of their
+  // addresses (flows on one path are adjacent, and get the same rate). The order only decides
+  // which components count as the same; a path freed and another made at its address differs
+  // in its links, so a key never names two different multisets of paths.
+  component_paths_.clear();
+  for (FlowId id : component_flows_) component_paths_.emplace_back(flows_[id].path, id);
+  std::sort(component_paths_.begin(), component_paths_.end());
+  known_key_.clear();
+  for (const auto& [path, id] : component_paths_) {
+    known_key_.push_back(static_cast<topo::LinkId>(path->size()));
+    known_key_.insert(known_key_.end(), path->begin(), path->end());
+  }
+  const auto known = known_rates_.find(known_key_);
+  if (known == known_rates_.end()) return false;
+  const std::vector<double>& rates = known->second;
+  for (std::size_t i = 0; i < component_paths_.size(); ++i) {
+    const FlowId id = component_paths_[i].second;
+    Flow& flow = flows_[id];
+    if (rates[i] != flow.rate || flow.finish == kNever) {
+      flow.rate = rates[i];
+      schedule_finish(id, now);
+    }
+  }
+  return true;
+}
+
+void FlowNetwork::remember_rates() {
+  // Bounded: a long run with ever new components keeps at most this many (about 100 bytes of
+  // key and rates each at the 4 flows of 7 links typical of a shared cluster's components).
+  constexpr std::size_t kMaxKnownRates = std::size_t{1} << 16;
+  if (known_rates_.size() >= kMaxKnownRates) known_rates_.clear();
+  std::vector<double> rates;
+  rates.reserve(component_paths_.size());
+  for (const auto& entry : component_paths_) rates.push_back(flows_[entry.second].rate);
+  known_rates_.emplace(known_key_, std::move(rates));
 }
 
 Picoseconds FlowNetwork::next_completion() const {
