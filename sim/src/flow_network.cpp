@@ -312,7 +312,11 @@ bool FlowNetwork::reuse_known_rates(Picoseconds now) {
   // in its links, so a key never names two different multisets of paths.
   component_paths_.clear();
   for (FlowId id : component_flows_) component_paths_.emplace_back(flows_[id].path, id);
-  std::sort(component_paths_.begin(), component_paths_.end());
+  // std::less: a total order on unrelated pointers, which `<` does not promise.
+  std::sort(component_paths_.begin(), component_paths_.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return std::less<const void*>{}(a.first, b.first);
+    return a.second < b.second;
+  });
   known_key_.clear();
   for (const auto& [path, id] : component_paths_) {
     known_key_.push_back(static_cast<topo::LinkId>(path->size()));
