@@ -10,11 +10,11 @@ using namespace ddlsim::sim::test;
 
 namespace {
 
-// Runs the network until every flow finishes; returns finish time per tag.
-std::map<std::uint64_t, Picoseconds> finish_times(FlowNetwork& network) {
+// Runs the network from `from` until every flow finishes; returns finish time per tag.
+std::map<std::uint64_t, Picoseconds> finish_times(FlowNetwork& network, Picoseconds from = 0) {
   std::map<std::uint64_t, Picoseconds> times;
   std::vector<std::uint64_t> finished;
-  network.update_rates(0);
+  network.update_rates(from);
   while (network.active_flows() > 0) {
     const Picoseconds now = network.next_completion();
     finished.clear();
@@ -109,4 +109,28 @@ TEST_CASE("a flow alone on its first link but sharing a later one is not taken f
   const auto times = finish_times(network);
   CHECK(times.at(1) == 2'000'000'000);
   CHECK(times.at(2) == 2'000'000'000);
+}
+
+// A component made of the same paths as one filled before takes its rates from the first fill
+// (FlowNetwork::reuse_known_rates); each flow must get the rate of its own path.
+TEST_CASE("a component of the same paths as an earlier one gets each path its max-min rate") {
+  // As in "progressive filling gives the max-min fair rates": a = b = 0.5 GB/s, c = 1.5 GB/s,
+  // all done at 1 ms. Then the same three paths again from 1 ms, with 0.5, 1 and 3 MB: a ends at
+  // 2 ms; b (0.5 MB left) and c (1.5 MB left) then get 1 GB/s each (b is alone on link 0), b ends
+  // at 2.5 ms, and c's last 1 MB alone at 2 GB/s ends at 3 ms.
+  const topo::Topology t = line({1e9, 2e9});
+  FlowNetwork network(t);
+  const std::vector<topo::LinkId> a{0}, b{0, 2}, c{2};
+  network.start(a, 0.5e6, 1, 0);
+  network.start(b, 0.5e6, 2, 0);
+  network.start(c, 1.5e6, 3, 0);
+  const auto first = finish_times(network);
+  REQUIRE(first.at(3) == 1'000'000'000);
+  network.start(a, 0.5e6, 4, 1'000'000'000);
+  network.start(b, 1e6, 5, 1'000'000'000);
+  network.start(c, 3e6, 6, 1'000'000'000);
+  const auto second = finish_times(network, 1'000'000'000);
+  CHECK(second.at(4) == 2'000'000'000);
+  CHECK(second.at(5) == 2'500'000'000);
+  CHECK(second.at(6) == 3'000'000'000);
 }

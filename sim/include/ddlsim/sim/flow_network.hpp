@@ -2,7 +2,8 @@
 // waits out the path latency, then moves its bytes at a rate that max-min fair sharing gives it
 // among all flows active on its links (progressive filling). Rates are recomputed only for the
 // flows connected (through shared links) to a flow that started or finished, and only once per
-// instant, however many flows changed at that instant.
+// instant, however many flows changed at that instant; a component made of the same paths as
+// one computed before takes its rates (the same, bit for bit) without filling again.
 #pragma once
 
 #include "ddlsim/core/units.hpp"
@@ -11,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace ddlsim::sim {
@@ -107,6 +109,15 @@ private:
   // nothing changed) otherwise.
   bool rate_if_alone(topo::LinkId seed, Picoseconds now);
   void recompute_component(topo::LinkId seed, Picoseconds now);
+  // Max-min rates of component_flows_ (settled to `now`) by progressive filling.
+  void progressive_filling(Picoseconds now);
+  // Progressive filling is a function of the component's multiset of paths alone (the link
+  // bandwidths are fixed): the order in which a link's flows are visited changes nothing, and
+  // the heap orders by value. So a component made of the same paths as one filled before gets
+  // the same rates, bit for bit, and the fill is skipped. reuse_known_rates() gives them (true)
+  // or leaves the key for remember_rates() after the fill (false).
+  bool reuse_known_rates(Picoseconds now);
+  void remember_rates();
   // A hint only: brings the flows `ids`, their list nodes and links into cache before they leave.
   void prefetch_leaving(const std::vector<FlowId>& ids) const;
   // When a flow with `remaining` bytes at `now` finishes at `rate`: the one formula for it.
@@ -158,6 +169,13 @@ private:
   std::vector<topo::LinkId> component_links_;
   using ShareEntry = std::pair<double, topo::LinkId>;
   std::vector<ShareEntry> share_heap_;
+  // Rates of components filled before, by key (see reuse_known_rates): one per path of the key.
+  struct KnownRatesHash {
+    std::size_t operator()(const std::vector<topo::LinkId>& key) const;
+  };
+  std::unordered_map<std::vector<topo::LinkId>, std::vector<double>, KnownRatesHash> known_rates_;
+  std::vector<std::pair<const std::vector<topo::LinkId>*, FlowId>> component_paths_; // scratch
+  std::vector<topo::LinkId> known_key_;                                              // scratch
 };
 
 } // namespace ddlsim::sim
