@@ -219,9 +219,21 @@ FitReport fit_protocols(const PointModel& model, std::span<const MeasuredPoint> 
   }
   problem.max_iterations = options.max_iterations;
   warm_start(params, problem.start, model, points, options);
-  problem.residuals = [&](const std::vector<double>& x) {
+  // A trial point can leave the model's domain: a fitted NVLink rate far enough below PCIe's
+  // sends a GPU pair's traffic over PCIe, where an NVLS switch step cannot run. Such a point is
+  // not a fit (NCCL's transports do not follow measured speeds), so the fit steps elsewhere; an
+  // error at the start is the input's and is reported.
+  bool evaluated = false;
+  problem.residuals = [&](const std::vector<double>& x) -> std::vector<double> {
     const Calibration c = calibration_at(params, x, model, options);
-    const std::vector<Prediction> predictions = model.predict(c, points);
+    std::vector<Prediction> predictions;
+    try {
+      predictions = model.predict(c, points);
+    } catch (const InputError&) {
+      if (!evaluated) throw;
+      return {};
+    }
+    evaluated = true;
     std::vector<double> r(points.size());
     for (std::size_t i = 0; i < points.size(); ++i)
       r[i] = std::log(predictions[i].seconds / points[i].seconds) / kNoise;

@@ -76,6 +76,7 @@ RobustFitResult robust_least_squares(const RobustFitProblem& p) {
   std::vector<double> x = p.start;
   std::vector<double> r = p.residuals(x);
   ++result.evaluations;
+  if (r.empty()) throw std::invalid_argument("robust_least_squares: the start does not evaluate");
   const std::size_t m = r.size();
   // Plain least squares first (unit weights) so that the fit reaches the right basin before
   // Huber weights judge which points are outliers: judged at the start, a regime the initial
@@ -96,7 +97,13 @@ RobustFitResult robust_least_squares(const RobustFitProblem& p) {
       const std::vector<double> ru = p.residuals(up);
       const std::vector<double> rd = p.residuals(down);
       result.evaluations += 2;
-      for (std::size_t i = 0; i < m; ++i) jac[i][j] = (ru[i] - rd[i]) / (2 * p.difference_step);
+      // Where one side is outside the model's domain, the one-sided difference on the other
+      // (`r` is the residuals at `at`, the current point); where both are, no slope.
+      const std::vector<double>& hi = ru.empty() ? r : ru;
+      const std::vector<double>& lo = rd.empty() ? r : rd;
+      const double width = (ru.empty() ? 0 : 1) + (rd.empty() ? 0 : 1);
+      for (std::size_t i = 0; i < m; ++i)
+        jac[i][j] = width > 0 ? (hi[i] - lo[i]) / (width * p.difference_step) : 0.0;
     }
   };
 
@@ -130,7 +137,7 @@ RobustFitResult robust_least_squares(const RobustFitProblem& p) {
       for (std::size_t j = 0; j < n; ++j) trial[j] += std::clamp(step[j], -2.0, 2.0);
       std::vector<double> rt = p.residuals(trial);
       ++result.evaluations;
-      if (objective(rt, w, trial, p) < current) {
+      if (!rt.empty() && objective(rt, w, trial, p) < current) {
         double change = 0;
         for (std::size_t j = 0; j < n; ++j) change = std::max(change, std::abs(trial[j] - x[j]));
         x = std::move(trial);

@@ -90,6 +90,39 @@ TEST_CASE("robust least squares fits a line through outliers and reports its unc
   CHECK(fit.standard_errors[1] < 0.05);
 }
 
+TEST_CASE("robust least squares steps around points where the model cannot be evaluated") {
+  // y = a + b^2 x with a = 1, b = 3, from b = 1.2: the first step overshoots to b = 3.2, where
+  // the model cannot run (b > 3.1: an empty residual vector). The fit must neither stop there nor
+  // accept the point, and reach the answer by a shorter step.
+  std::vector<double> xs, ys;
+  for (int i = 1; i <= 10; ++i) {
+    xs.push_back(i);
+    ys.push_back(1.0 + 9.0 * i);
+  }
+  int outside = 0;
+  RobustFitProblem problem;
+  problem.residuals = [&](const std::vector<double>& p) {
+    std::vector<double> r;
+    if (p[1] > 3.1) {
+      ++outside;
+      return r;
+    }
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      r.push_back((p[0] + p[1] * p[1] * xs[i] - ys[i]) / 0.01);
+    return r;
+  };
+  problem.start = {1.0, 1.2};
+  problem.prior_center = {0.0, 0.0};
+  problem.prior_sigma = {100.0, 100.0};
+  const RobustFitResult fit = robust_least_squares(problem);
+  CHECK(outside > 0); // the search did try the other side
+  CHECK(fit.x[0] == Approx(1.0).margin(0.02));
+  CHECK(fit.x[1] == Approx(3.0).margin(0.01));
+  // A start outside the domain is an error, not a fit.
+  problem.start = {1.0, 3.5};
+  CHECK_THROWS_AS(robust_least_squares(problem), std::invalid_argument);
+}
+
 TEST_CASE("solve_spd solves a positive definite system and refuses an indefinite one") {
   std::vector<double> b{1, 2};
   REQUIRE(solve_spd({{4, 1}, {1, 3}}, b));

@@ -16,7 +16,9 @@ namespace ddlsim::calib {
 
 struct RobustFitProblem {
   // Data residuals at x in units of their noise level (e.g. log(model / measured) / 0.05 for
-  // 5% measurement noise), so that they weigh against the priors; same length at every x.
+  // 5% measurement noise), so that they weigh against the priors; same length at every x, or
+  // empty where the model cannot be evaluated (a point outside its domain): a step there is
+  // rejected and a difference there is taken on the other side. The start must evaluate.
   std::function<std::vector<double>(const std::vector<double>&)> residuals;
   std::vector<double> start;
   std::vector<double> prior_center;
