@@ -12,6 +12,7 @@
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/planning/plan.hpp"
 #include "ddlsim/runner/llm_layout_bound.hpp"
+#include "ddlsim/runner/point_evaluator.hpp"
 #include "ddlsim/scenario/layout_search.hpp"
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/sim/engine_spec.hpp"
@@ -319,22 +320,12 @@ void print_layout_search(const LayoutSearch& search, const Scenario& scenario, s
   const PlanSpec& prices = scenario.plan;
   const int gpus = static_cast<int>(topo::total_gpus(scenario.topology));
   // Cost of one iteration: every layout uses every GPU, so cost ranks as time does.
-  plan::PointMetrics whole_cluster;
-  for (const topo::NodeGroup& group : scenario.topology.node_groups) {
-    whole_cluster.nodes += group.count;
-    whole_cluster.gpus += group.count * group.spec.gpus;
-    auto same = std::find_if(whole_cluster.kinds.begin(), whole_cluster.kinds.end(),
-                             [&](const plan::KindCount& k) { return k.kind == group.spec.preset; });
-    if (same == whole_cluster.kinds.end())
-      same = whole_cluster.kinds.insert(whole_cluster.kinds.end(), {group.spec.preset, 0, 0});
-    same->nodes += group.count;
-    same->gpus += group.count * group.spec.gpus;
-  }
+  const plan::PointMetrics cluster = whole_cluster(scenario.topology);
   const bool priced = prices.price_per_gpu_hour.given() || prices.price_per_node_hour.given() ||
                       prices.price_per_kwh > 0;
   auto cost_of = [&](double seconds) {
-    return seconds / 3600 * plan::hourly_price(prices, whole_cluster) +
-           plan::energy_kwh(prices, whole_cluster, seconds) * prices.price_per_kwh;
+    return seconds / 3600 * plan::hourly_price(prices, cluster) +
+           plan::energy_kwh(prices, cluster, seconds) * prices.price_per_kwh;
   };
   out << "# layouts of " << base.shape.name << " on " << gpus << " x " << base.gpu.name
       << ", global batch " << base.global_batch << ": " << search.enumerated << " enumerated, "

@@ -60,6 +60,17 @@ plan::PointMetrics evaluate_training(const Scenario& scenario) {
 
 } // namespace
 
+plan::PointMetrics whole_cluster(const topo::ClusterSpec& cluster) {
+  plan::PointMetrics metrics;
+  std::vector<int> every_gpu;
+  for (const topo::NodeGroup& group : cluster.node_groups)
+    for (int i = 0; i < group.count; ++i, ++metrics.nodes)
+      every_gpu.insert(every_gpu.end(), static_cast<std::size_t>(group.spec.gpus), metrics.nodes);
+  metrics.gpus = static_cast<int>(every_gpu.size());
+  metrics.kinds = kinds_used(cluster, every_gpu);
+  return metrics;
+}
+
 sim::EngineResult simulate_training(const Scenario& scenario) {
   const topo::Topology topology = topo::build_topology(scenario.topology);
   topo::Router router(topology);
@@ -93,13 +104,8 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
   if (scenario.workload.type == "job_trace") { // a sweep may vary the scheduler's policies
     const RunReport report = run_scenario(scenario, scenario.name);
     const JobTraceWorkload& w = scenario.workload.job_trace;
-    plan::PointMetrics metrics;
+    plan::PointMetrics metrics = whole_cluster(scenario.topology); // the trace holds all of it
     metrics.gpus = report.json.at("cluster_gpus").get<int>();
-    std::vector<int> every_gpu; // the trace's cluster is all of it
-    for (const topo::NodeGroup& group : scenario.topology.node_groups)
-      for (int i = 0; i < group.count; ++i, ++metrics.nodes)
-        every_gpu.insert(every_gpu.end(), static_cast<std::size_t>(group.spec.gpus), metrics.nodes);
-    metrics.kinds = kinds_used(scenario.topology, every_gpu);
     metrics.iteration_seconds = report.json.at("mean_completion_s").get<double>(); // per job
     metrics.train_seconds = report.json.at("makespan_s").get<double>();            // the trace
     metrics.what =

@@ -14,6 +14,10 @@ namespace ddlsim::runner {
 // InputError for a scenario the engine cannot run.
 plan::PointMetrics evaluate_point(const Scenario& scenario);
 
+// Every node and GPU of `cluster`, with their node kinds: what a point that holds the whole
+// cluster (a job trace, an LLM layout) uses and is priced on.
+plan::PointMetrics whole_cluster(const topo::ClusterSpec& cluster);
+
 // One iteration of the scenario's training jobs on its engine (no step records, no progress).
 sim::EngineResult simulate_training(const Scenario& scenario);
 
