@@ -1,8 +1,8 @@
 // GPU test: the CUDA backend (virtual ranks on GPU 0) matches the reference executor bit for bit
 // over several generators, dtypes and rank counts, the sparse codecs included; refuses adasum by
-// naming the step, and NVLS (in-switch reduction); pacing holds a copy to its configured rate; with
-// two or more GPUs, virtual ranks spread over them. Exits 77 (ctest: skipped) with the reason when
-// no GPU is visible.
+// naming the step, and NVLS (in-switch reduction); pacing holds a copy to its configured rate and
+// paced links run side by side; with two or more GPUs, virtual ranks spread over them. Exits 77
+// (ctest: skipped) with the reason when no GPU is visible.
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/real/cuda_backend.hpp"
 #include "ddlsim/real/cuda_devices.hpp"
@@ -140,6 +140,27 @@ int run_all() {
   std::printf("%s: half the rate, about twice the time (%.3f vs %.3f ms)\n",
               slower ? "ok" : "FAILED", paced[1] * 1e3, paced[0] * 1e3);
   failures += slower ? 0 : 1;
+
+  // Paced links run side by side, as the links they stand in for do: an 8-rank ring all-reduce
+  // of 8 MiB at 10 Gbit/s moves 1 MiB per rank and step over 14 steps, each at least 0.84 ms; a
+  // backend that ran the ranks' transfers one after another would take about 8 times that.
+  coll::CollectiveCall ring;
+  ring.algorithm = "ring";
+  ring.ranks = 8;
+  ring.bytes = 8 << 20;
+  real::CudaOptions ring_options;
+  ring_options.pace.gbps = 10.0;
+  ring_options.iterations = 2;
+  const real::CudaRun paced_ring = real::run_cuda(coll::Schedule::make(ring), ring_options);
+  const double step_floor = double(real::paced_copy_ns(ring_options.pace, ring.bytes / 8)) * 1e-9;
+  const double ring_floor = 14 * step_floor;
+  const bool side_by_side = paced_ring.ok && paced_ring.wrong == 0 &&
+                            paced_ring.seconds >= ring_floor && paced_ring.seconds < 2 * ring_floor;
+  std::printf("%s: 8-rank ring paced at 10 Gbit/s took %.3f ms (links side by side: %.3f ms, "
+              "one after another: %.3f ms) %s\n",
+              side_by_side ? "ok" : "FAILED", paced_ring.seconds * 1e3, ring_floor * 1e3,
+              8 * ring_floor * 1e3, paced_ring.error.c_str());
+  failures += side_by_side ? 0 : 1;
 
   // Several GPUs: virtual ranks spread over them with peer copies.
   std::string why;

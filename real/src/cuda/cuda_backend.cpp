@@ -55,7 +55,7 @@ public:
         int can = 0;
         must(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
         if (!can) continue;
-        must(cudaSetDevice(a), "cudaSetDevice");
+        use_device(a);
         const cudaError_t error = cudaDeviceEnablePeerAccess(b, 0);
         if (error != cudaSuccess && error != cudaErrorPeerAccessAlreadyEnabled)
           must(error, "cudaDeviceEnablePeerAccess");
@@ -63,14 +63,16 @@ public:
         peer_ok_[std::size_t(a * visible + b)] = 1;
       }
     visible_ = visible;
+    free_events_.resize(std::size_t(visible));
     buffers_.resize(std::size_t(ranks_));
     sizes_.resize(std::size_t(ranks_));
     streams_.resize(std::size_t(ranks_), nullptr);
     staging_.resize(std::size_t(ranks_), nullptr);
     pace_slots_.resize(std::size_t(ranks_), nullptr);
+    pending_sends_.resize(std::size_t(ranks_));
     for (int r = 0; r < ranks_; ++r) {
       workspaces_.push_back(std::make_unique<cuda::CodecWorkspace>());
-      must(cudaSetDevice(device_of_[std::size_t(r)]), "cudaSetDevice");
+      use_device(device_of_[std::size_t(r)]);
       must(cudaStreamCreateWithFlags(&streams_[std::size_t(r)], cudaStreamNonBlocking),
            "cudaStreamCreate");
       if (pace_.active())
@@ -89,6 +91,10 @@ public:
       cudaSetDevice(d);
       cudaDeviceSynchronize();
     }
+    for (auto& pending : pending_sends_)
+      for (PendingSend& send : pending) cudaEventDestroy(send.done);
+    for (auto& pool : free_events_)
+      for (cudaEvent_t event : pool) cudaEventDestroy(event);
     for (std::size_t r = 0; r < buffers_.size(); ++r) {
       cudaSetDevice(device_of_[r]);
       for (void* pointer : buffers_[r])
@@ -111,7 +117,7 @@ public:
                            : double(int((i * 7 + std::size_t(rank) * 3) % 7) - 3);
       coll::detail::store(call_.dtype, &host[i * e], static_cast<float>(v));
     }
-    must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
+    use_device(device_of_[std::size_t(rank)]);
     if (!host.empty())
       must(cudaMemcpy(buffers_[std::size_t(rank)][0], host.data(), host.size(),
                       cudaMemcpyHostToDevice),
@@ -120,7 +126,7 @@ public:
 
   std::uint64_t count_wrong(int rank, const std::vector<double>& want) {
     std::vector<std::byte> host(sizes_[std::size_t(rank)][1]);
-    must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
+    use_device(device_of_[std::size_t(rank)]);
     if (!host.empty())
       must(cudaMemcpy(host.data(), buffers_[std::size_t(rank)][1], host.size(),
                       cudaMemcpyDeviceToHost),
@@ -142,11 +148,13 @@ public:
     }
     if (!messages_.empty())
       throw CudaFailure("a send or receive has no partner (a malformed schedule)");
+    // The next execution may write anything: every sender waits for its receivers first.
+    for (int r = 0; r < ranks_; ++r) wait_for_receivers(r, nullptr);
   }
 
   void synchronize() {
     for (int r = 0; r < ranks_; ++r) {
-      must(cudaSetDevice(device_of_[std::size_t(r)]), "cudaSetDevice");
+      use_device(device_of_[std::size_t(r)]);
       must(cudaStreamSynchronize(streams_[std::size_t(r)]), "cudaStreamSynchronize");
     }
   }
@@ -154,7 +162,7 @@ public:
   std::string codec_errors() {
     std::uint64_t total = 0;
     for (int r = 0; r < ranks_; ++r) {
-      must(cudaSetDevice(device_of_[std::size_t(r)]), "cudaSetDevice");
+      use_device(device_of_[std::size_t(r)]);
       std::uint32_t count = 0;
       must(workspaces_[std::size_t(r)]->error_count(streams_[std::size_t(r)], count),
            "read the codec error count");
@@ -173,6 +181,7 @@ private:
   struct Started {
     std::uint32_t program = 0, index = 0;
     coll::Step step;
+    cudaEvent_t ready = nullptr; // a send's: recorded on the sender's stream when it started
   };
 
   void* at(int rank, const coll::BufferRange& range) const {
@@ -188,13 +197,19 @@ private:
   // StepRunner's driver: a malformed step, and a step that may start.
   [[noreturn]] void reject_step(const std::string& message) const { throw CudaFailure(message); }
   void start_step(coll::StepRef ref, const coll::Step& step) {
-    const Started s{ref.program, ref.index, step};
+    Started s{ref.program, ref.index, step};
     const int rank = runner_.program(s.program).rank;
     if (step.is_local()) {
       execute_local(s);
       return runner_.complete(ref);
     }
     if (step.is_send()) {
+      // The bytes are ready once the sender's stream has run what this send depends on, all
+      // enqueued before it started. Recorded now: by the time its receive starts, the stream may
+      // hold later work the send does not depend on (in a ring, the rank's own receive of the
+      // same step), and waiting for that would run the ranks' transfers one after another.
+      s.ready = take_event(device_of_[std::size_t(rank)]);
+      must(cudaEventRecord(s.ready, streams_[std::size_t(rank)]), where(s));
       if (const auto receive = messages_.match_send(rank, step.peer, step.channel, s))
         transfer(s, *receive);
     } else {
@@ -203,10 +218,64 @@ private:
     }
   }
 
+  // A send's bytes stay in the sender's buffer until its receiver has moved or reduced them
+  // (the reduce kernel reads them in place). Rather than stop the sender's stream at once, which
+  // would chain every rank's next receive behind its successor's and run a ring's transfers one
+  // after another, the sender's stream waits for a receiver only before it writes over the bytes
+  // that receiver reads (`written`), or, with no range, for all of them (the end of an execution).
+  struct PendingSend {
+    coll::BufferRange src;
+    cudaEvent_t done = nullptr;
+    int done_device = 0;
+  };
+
+  // Events are reused: a wait holds the event's record at the time it was enqueued, so an event
+  // may be recorded again once every wait on it is enqueued (CUDA's cudaStreamWaitEvent). Creating
+  // and destroying two events per transfer cost more host time than a small transfer takes.
+  cudaEvent_t take_event(int device) {
+    auto& pool = free_events_[std::size_t(device)];
+    if (!pool.empty()) {
+      cudaEvent_t event = pool.back();
+      pool.pop_back();
+      return event;
+    }
+    use_device(device);
+    cudaEvent_t event = nullptr;
+    must(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+    return event;
+  }
+  void give_event(int device, cudaEvent_t event) {
+    free_events_[std::size_t(device)].push_back(event);
+  }
+  // cudaSetDevice only when the device changes: with every virtual rank on one GPU it never does.
+  void use_device(int device) {
+    if (device == current_device_) return;
+    must(cudaSetDevice(device), "cudaSetDevice");
+    current_device_ = device;
+  }
+  static bool overlap(const coll::BufferRange& a, const coll::BufferRange& b) {
+    return a.buffer == b.buffer && a.offset < b.end() && b.offset < a.end();
+  }
+  void wait_for_receivers(int rank, const coll::BufferRange* written) {
+    auto& pending = pending_sends_[std::size_t(rank)];
+    std::size_t kept = 0;
+    for (PendingSend& send : pending) {
+      if (written == nullptr || overlap(send.src, *written)) {
+        use_device(device_of_[std::size_t(rank)]);
+        must(cudaStreamWaitEvent(streams_[std::size_t(rank)], send.done, 0), "cudaStreamWaitEvent");
+        give_event(send.done_device, send.done);
+      } else {
+        pending[kept++] = send;
+      }
+    }
+    pending.resize(kept);
+  }
+
   void execute_local(const Started& s) {
     const int rank = runner_.program(s.program).rank;
     const coll::Step& step = s.step;
-    must(cudaSetDevice(device_of_[std::size_t(rank)]), "cudaSetDevice");
+    wait_for_receivers(rank, &step.dst);
+    use_device(device_of_[std::size_t(rank)]);
     try {
       cuda::enqueue_local_step(step, call_, at(rank, step.src), at(rank, step.aux),
                                at(rank, step.dst), streams_[std::size_t(rank)],
@@ -222,17 +291,14 @@ private:
     if (send.step.bytes != receive.step.bytes)
       throw CudaFailure(where(send) + ": its receive " + where(receive) + " expects other bytes");
     const int from_device = device_of_[std::size_t(from)], to_device = device_of_[std::size_t(to)];
-    cudaStream_t sender = streams_[std::size_t(from)], receiver = streams_[std::size_t(to)];
-    cudaEvent_t ready = nullptr, done = nullptr;
-    must(cudaSetDevice(from_device), "cudaSetDevice");
-    must(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-    // The sender's bytes are ready once its stream reached this point (the send's deps were
-    // enqueued before it); the receiver waits for that, moves or reduces, and the sender waits
-    // for the receiver before it may overwrite what was sent.
-    must(cudaEventRecord(ready, sender), where(send));
-    must(cudaSetDevice(to_device), "cudaSetDevice");
-    must(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-    must(cudaStreamWaitEvent(receiver, ready, 0), where(receive));
+    cudaStream_t receiver = streams_[std::size_t(to)];
+    cudaEvent_t done = nullptr;
+    wait_for_receivers(to, &receive.step.dst);
+    // The receiver waits for the send's `ready` and moves or reduces; the sender's stream waits
+    // for the receiver's `done` only before it writes over what was sent (PendingSend).
+    done = take_event(to_device);
+    use_device(to_device); // the kernels below launch on the receiver's GPU
+    must(cudaStreamWaitEvent(receiver, send.ready, 0), where(receive));
     const coll::Step& r = receive.step;
     unsigned long long* slot = static_cast<unsigned long long*>(pace_slots_[std::size_t(to)]);
     if (pace_.active()) must(cuda::launch_stamp(slot, receiver), where(receive));
@@ -269,10 +335,8 @@ private:
     if (pace_.active())
       must(cuda::launch_pace(slot, paced_copy_ns(pace_, r.bytes), receiver), where(receive));
     must(cudaEventRecord(done, receiver), where(receive));
-    must(cudaSetDevice(from_device), "cudaSetDevice");
-    must(cudaStreamWaitEvent(sender, done, 0), where(send));
-    cudaEventDestroy(ready); // released by the runtime once the waits are done
-    cudaEventDestroy(done);
+    pending_sends_[std::size_t(from)].push_back({send.step.src, done, to_device});
+    give_event(from_device, send.ready);
     bytes_sent_ += send.step.bytes;
     runner_.complete({send.program, send.index});
     runner_.complete({receive.program, receive.index});
@@ -289,6 +353,9 @@ private:
   std::vector<std::uint8_t> peer_ok_; // [to * visible + from]: to's kernels read from's memory
   std::vector<void*> staging_, pace_slots_;
   std::vector<std::uint64_t> staging_bytes_;
+  std::vector<std::vector<PendingSend>> pending_sends_; // per sending rank
+  std::vector<std::vector<cudaEvent_t>> free_events_;   // per device
+  int current_device_ = -1;
   std::vector<std::unique_ptr<cuda::CodecWorkspace>> workspaces_;
   coll::StepRunner<VirtualRanks> runner_; // programs numbered rank * channels + channel
   coll::MessageQueues<Started> messages_;
