@@ -34,23 +34,33 @@ struct GuideOptions {
   bool check = true;
 };
 
-// The compute figures of the job's first GPU at `batch` samples, as the simulator plans them.
-plan::ComputeFigures compute_at(const models::JobSpec& job, int batch) {
+// The compute figures of the slowest of the job's first `gpus` GPUs at `batch` samples, as the
+// simulator plans them (on one kind of GPU, every GPU's; the synchronous step waits for the
+// slowest).
+plan::ComputeFigures compute_at(const models::JobSpec& job, int batch, int gpus) {
   models::JobSpec at = job;
   at.batch.assign(at.gpus.size(), batch);
   const models::TrainingPlan planned = models::plan_training({at});
   const models::JobPlan& j = planned.jobs.front();
-  const models::ComputeProfile& profile = j.profiles[std::size_t(j.profile_of_gpu.front())];
   plan::ComputeFigures c;
   c.batch = batch;
-  for (const models::ComputeStep& step : profile.steps) {
-    const double seconds = ps_to_seconds(step.duration);
-    if (step.layer < 0)
-      c.optimizer_seconds += seconds;
-    else if (step.backward)
-      c.backward_seconds += seconds;
-    else
-      c.forward_seconds += seconds;
+  const std::size_t first = std::min(j.profile_of_gpu.size(), std::size_t(std::max(1, gpus)));
+  for (std::size_t gpu = 0; gpu < first; ++gpu) {
+    plan::ComputeFigures p;
+    for (const models::ComputeStep& step : j.profiles[std::size_t(j.profile_of_gpu[gpu])].steps) {
+      const double seconds = ps_to_seconds(step.duration);
+      if (step.layer < 0)
+        p.optimizer_seconds += seconds;
+      else if (step.backward)
+        p.backward_seconds += seconds;
+      else
+        p.forward_seconds += seconds;
+    }
+    if (p.compute_seconds() > c.compute_seconds()) {
+      c.forward_seconds = p.forward_seconds;
+      c.backward_seconds = p.backward_seconds;
+      c.optimizer_seconds = p.optimizer_seconds;
+    }
   }
   c.gradient_bytes = double(j.gradient_bytes);
   c.collectives = std::max<int>(1, int(j.collectives.size()));
@@ -70,15 +80,14 @@ std::pair<double, double> route(const topo::Topology& topology, topo::Router& ro
   return {bandwidth, latency};
 }
 
+// The rules' cluster: one kind of node. On a mixed cluster, the first group's node and links and
+// the slowest node's NICs (the rules' bound: a ring runs at its slowest link).
 plan::ClusterFigures cluster_figures(const Scenario& scenario) {
   const topo::ClusterSpec& spec = scenario.topology;
-  if (spec.node_groups.size() != 1)
-    throw InputError("/topology/nodes", "the guide's rules need one kind of node (this cluster "
-                                        "has " +
-                                            std::to_string(spec.node_groups.size()) +
-                                            "); use `ddlsim plan` for mixed clusters");
   const topo::NodeSpec& node = spec.node_groups.front().spec;
-  if (spec.node_groups.front().count < 2)
+  int nodes = 0;
+  for (const topo::NodeGroup& group : spec.node_groups) nodes += group.count;
+  if (nodes < 2)
     throw InputError("/topology/nodes/0/count",
                      "the guide measures the fabric between two nodes: give at least 2");
   const topo::Topology topology = topo::build_topology(spec);
@@ -86,6 +95,9 @@ plan::ClusterFigures cluster_figures(const Scenario& scenario) {
   plan::ClusterFigures c;
   c.gpus_per_node = node.gpus;
   c.nic_bytes_per_second = node.nics * node.nic_bytes_per_second;
+  for (const topo::NodeGroup& group : spec.node_groups)
+    c.nic_bytes_per_second =
+        std::min(c.nic_bytes_per_second, group.spec.nics * group.spec.nic_bytes_per_second);
   const auto& gpus = topology.gpus();
   const auto [inter_bandwidth, inter_latency] =
       route(topology, router, gpus[0], gpus[std::size_t(node.gpus)]);
@@ -145,12 +157,14 @@ void run(const GuideOptions& options) {
                                                 format_significant(options.target));
   const models::JobSpec& job = scenario.workload.training.jobs.front();
   const plan::ClusterFigures cluster = cluster_figures(scenario);
-  const plan::ComputeFigures compute = compute_at(job, job.batch.front());
+  const int gpus = options.gpus > 0 ? options.gpus : int(job.gpus.size());
+  // The scaling question's rule on every GPU of the job; the others' on the GPUs they ask about.
+  const plan::ComputeFigures compute_all = compute_at(job, job.batch.front(), int(job.gpus.size()));
+  const plan::ComputeFigures compute = compute_at(job, job.batch.front(), gpus);
   const bool overlap = job.framework.type != models::Framework::none;
   const plan::GuideAlgorithm algorithm = job.algorithm == "hierarchical"
                                              ? plan::GuideAlgorithm::hierarchical
                                              : plan::GuideAlgorithm::ring;
-  const int gpus = options.gpus > 0 ? options.gpus : int(job.gpus.size());
   const int g = cluster.gpus_per_node;
   const int nics = std::max(1, scenario.topology.node_groups.front().spec.nics);
   // By default a server is a GPU of a server node, with its share of that node's NIC.
@@ -173,6 +187,19 @@ void run(const GuideOptions& options) {
       << format_significant(cluster.fabric_latency_seconds * 1e6) << " us across the fabric and "
       << format_significant(cluster.intra_latency_seconds * 1e6) << " us inside; target efficiency "
       << format_significant(options.target) << "\n";
+  if (scenario.topology.node_groups.size() > 1) {
+    out << "# mixed cluster, in rank order:";
+    const auto& groups = scenario.topology.node_groups;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      out << (i ? "," : "") << " group " << i + 1 << ": " << groups[i].count << " x "
+          << groups[i].spec.gpus << " " << groups[i].spec.gpu_model << ", NIC "
+          << format_significant(groups[i].spec.nics * groups[i].spec.nic_bytes_per_second * 8e-9)
+          << " Gb/s per node (" << groups[i].spec.nics
+          << (groups[i].spec.nics == 1 ? " NIC)" : " NICs)");
+    out << "; a job of p GPUs takes the first p (more nodes of the last group past the end); the "
+           "rules take the slowest GPU's compute, the slowest node's NIC and the first group's "
+           "links\n";
+  }
   if (options.check)
     out << "# answers: searched with the analytic engine (the target holds at the answer and "
            "fails one step beyond); the closed-form rule is the first estimate"
@@ -183,7 +210,7 @@ void run(const GuideOptions& options) {
 
   // 1. How far does it scale?
   const plan::Answer scale =
-      plan::max_gpus(compute, cluster, algorithm, overlap, options.target, options.max_gpus);
+      plan::max_gpus(compute_all, cluster, algorithm, overlap, options.target, options.max_gpus);
   print_answer(
       1, scale.question, scale, [&] { return search_max_gpus(simulated, options.target, scale); },
       options.check, out);
@@ -213,7 +240,7 @@ void run(const GuideOptions& options) {
       options.check, out);
 
   // 4. The smallest batch that reaches the target.
-  const auto compute_of = [&](int b) { return compute_at(job, b); };
+  const auto compute_of = [&](int b) { return compute_at(job, b, gpus); };
   const plan::Answer batch = plan::smallest_batch_for_efficiency(
       compute_of, cluster, algorithm, overlap, gpus, options.target, kMaxBatch);
   print_answer(

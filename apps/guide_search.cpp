@@ -24,11 +24,6 @@ std::string key_of(const Settings& settings) {
   return key;
 }
 
-std::string nodes_text(int gpus, int per_node) {
-  const int nodes = (gpus + per_node - 1) / per_node;
-  return std::to_string(nodes) + (nodes == 1 ? " node" : " nodes");
-}
-
 // "E(x) = e >= t" or "E(x) = e < t".
 std::string versus(const std::string& at, double e, double target) {
   // Enough digits that a value just below the target does not print as the target.
@@ -42,8 +37,10 @@ std::string versus(const std::string& at, double e, double target) {
 } // namespace
 
 SimulatedJob::SimulatedJob(const Scenario& scenario, std::string file, int max_gpus)
-    : scenario_(scenario), file_(std::move(file)), max_gpus_(max_gpus),
-      gpus_per_node_(scenario.topology.node_groups.front().spec.gpus) {
+    : scenario_(scenario), file_(std::move(file)), max_gpus_(max_gpus) {
+  for (const topo::NodeGroup& group : scenario.topology.node_groups)
+    groups_.push_back({group.count, std::max(1, group.spec.gpus), std::max(1, group.spec.nics),
+                       group.spec.nics * group.spec.nic_bytes_per_second * 8e-9});
   bool replaced = false;
   sim::searchable_engine(scenario.engine, &replaced);
   if (replaced)
@@ -51,9 +48,52 @@ SimulatedJob::SimulatedJob(const Scenario& scenario, std::string file, int max_g
                    " engine is too slow to search with: answers use the analytic engine";
 }
 
+int SimulatedJob::gpus_of_nodes(int nodes) const {
+  int gpus = 0;
+  for (std::size_t i = 0; i < groups_.size() && nodes > 0; ++i) {
+    const int take = i + 1 == groups_.size() ? nodes : std::min(nodes, groups_[i].count);
+    gpus += take * groups_[i].gpus;
+    nodes -= take;
+  }
+  return gpus;
+}
+
+int SimulatedJob::nodes_within(int gpus) const {
+  int nodes = 0;
+  for (std::size_t i = 0; i < groups_.size(); ++i) {
+    const bool last = i + 1 == groups_.size();
+    const int fit = gpus / groups_[i].gpus;
+    const int take = last ? fit : std::min(fit, groups_[i].count);
+    nodes += take;
+    gpus -= take * groups_[i].gpus;
+    if (!last && take < groups_[i].count) break;
+  }
+  return std::max(1, nodes);
+}
+
 Settings SimulatedJob::at_gpus(int gpus) const {
-  const int nodes = (gpus + gpus_per_node_ - 1) / gpus_per_node_;
-  return {{"/topology/nodes/0/count", nodes}, {"/workload/gpus", gpus}};
+  return at_gpus(gpus, gpus);
+}
+
+Settings SimulatedJob::at_gpus(int gpus, int job_gpus) const {
+  if (!mixed()) {
+    const int per_node = groups_.front().gpus;
+    return {{"/topology/nodes/0/count", (gpus + per_node - 1) / per_node},
+            {"/workload/gpus", job_gpus}};
+  }
+  // The node groups in rank order, cut after the node that holds the last GPU, the last group
+  // grown when the cluster has too few.
+  Json nodes = Json::array();
+  int left = gpus;
+  for (std::size_t i = 0; i < groups_.size() && left > 0; ++i) {
+    const int need = (left + groups_[i].gpus - 1) / groups_[i].gpus;
+    const int take = i + 1 == groups_.size() ? need : std::min(need, groups_[i].count);
+    Json group = scenario_.resolved["topology"]["nodes"][i];
+    group["count"] = take;
+    nodes.push_back(std::move(group));
+    left -= take * groups_[i].gpus;
+  }
+  return {{"/topology/nodes", std::move(nodes)}, {"/workload/gpus", job_gpus}};
 }
 
 Scenario SimulatedJob::variant(const Settings& settings) const {
@@ -100,35 +140,90 @@ double SimulatedJob::allreduce_ms(int gpus, const std::string& algorithm, double
 }
 
 SimulatedAnswer search_max_gpus(SimulatedJob& job, double target, const plan::Answer& rule) {
-  const int g = job.gpus_per_node(), top = std::max(1, job.max_gpus() / g);
-  const auto e = [&](int nodes) { return job.at(job.at_gpus(nodes * g), nodes * g).efficiency; };
-  const int start = rule.possible ? std::max(1, int(rule.value) / g) : 1;
+  // Whole nodes in rank order (on a mixed cluster the next node may be of another kind).
+  const int top = job.nodes_within(job.max_gpus());
+  const auto e = [&](int nodes) {
+    const int gpus = job.gpus_of_nodes(nodes);
+    return job.at(job.at_gpus(gpus), gpus).efficiency;
+  };
+  const int start = rule.possible ? job.nodes_within(int(rule.value)) : 1;
   const int before = job.simulations();
   const plan::IntBoundary b =
       plan::largest_passing(1, top, start, [&](int nodes) { return e(nodes) >= target; });
   SimulatedAnswer a;
   a.simulations = job.simulations() - before;
   if (!b.found) {
+    const int g = job.gpus_of_nodes(1);
     a.answer = "none: one node of " + std::to_string(g) + " GPUs already misses the target";
     a.proof = versus(std::to_string(g), e(1), target);
     return a;
   }
-  const int p = b.value * g;
+  const int p = job.gpus_of_nodes(b.value);
   a.possible = true;
   a.value = p;
-  a.answer = std::to_string(p) + " GPUs (" + nodes_text(p, g) + ")";
+  a.answer = std::to_string(p) + " GPUs (" + std::to_string(b.value) +
+             (b.value == 1 ? " node)" : " nodes)");
   a.proof = versus(std::to_string(p), e(b.value), target);
   a.bound = b.at_limit;
   if (b.at_limit)
     a.answer = "at least " + a.answer + ": the search stops at --max-check-gpus " +
                std::to_string(job.max_gpus());
   else
-    a.proof += ", " + versus(std::to_string(p + g), e(b.value + 1), target);
+    a.proof +=
+        ", " + versus(std::to_string(job.gpus_of_nodes(b.value + 1)), e(b.value + 1), target);
   return a;
 }
 
+namespace {
+// On a mixed cluster: every node's NICs scaled by one factor, found as the NIC of one kind is.
+SimulatedAnswer search_nic_factor(SimulatedJob& job, double target, int gpus, double nic_now_bps,
+                                  const plan::Answer& rule) {
+  const std::vector<SimulatedJob::Group>& groups = job.groups();
+  const Settings cluster = job.at_gpus(gpus);
+  const std::size_t present = cluster.front().second.size(); // the groups the job's nodes are in
+  const auto e = [&](double factor) {
+    Settings settings = cluster;
+    for (std::size_t i = 0; i < present; ++i)
+      settings.emplace_back("/topology/nodes/" + std::to_string(i) + "/nic_bandwidth_gbps",
+                            groups[i].nic_gbps_per_node * factor / groups[i].nics);
+    return job.at(settings, gpus).efficiency;
+  };
+  const auto per_group = [&](double factor) {
+    std::string text;
+    for (std::size_t i = 0; i < present; ++i)
+      text += (i ? ", " : "") + std::string("group ") + std::to_string(i + 1) + ": " +
+              fmt(groups[i].nic_gbps_per_node * factor) + " Gb/s per node";
+    return text;
+  };
+  // The rule's NIC is the slowest node's (nic_now_bps): its factor is the start.
+  const double lo = 1e-3, hi = 1e3;
+  const double start = rule.possible ? std::clamp(rule.value / nic_now_bps, lo, hi) : 1;
+  const int before = job.simulations();
+  const plan::RealBoundary b =
+      plan::smallest_passing_real(lo, hi, start, 0.01, [&](double x) { return e(x) >= target; });
+  SimulatedAnswer a;
+  a.simulations = job.simulations() - before;
+  if (!b.found) {
+    a.answer = "none: even " + fmt(hi) + "x today's NICs miss the target";
+    a.proof = versus(fmt(hi) + "x", e(hi), target);
+    return a;
+  }
+  a.possible = true;
+  a.value = b.value * nic_now_bps; // the slowest node's, as the rule's value
+  a.answer = fmt(b.value) + "x today's NIC bandwidth on every node (" + per_group(b.value) + ")";
+  a.proof = versus(fmt(b.value) + "x", e(b.value), target);
+  a.bound = b.at_limit;
+  if (b.at_limit)
+    a.answer = "any NIC: even " + fmt(b.value) + "x today's (1/1000) meets it";
+  else
+    a.proof += ", " + versus(fmt(b.below) + "x", e(b.below), target);
+  return a;
+}
+} // namespace
+
 SimulatedAnswer search_nic(SimulatedJob& job, double target, int gpus, double nic_now_bps,
                            int nics_per_node, const plan::Answer& rule) {
+  if (job.mixed()) return search_nic_factor(job, target, gpus, nic_now_bps, rule);
   // Per node, in Gb/s; each of the node's NICs gets its share.
   const double now = nic_now_bps * 8e-9;
   const auto e = [&](double node_gbps) {
@@ -164,10 +259,9 @@ SimulatedAnswer search_nic(SimulatedJob& job, double target, int gpus, double ni
 
 SimulatedAnswer search_servers(SimulatedJob& job, double target, int gpus,
                                const plan::Answer& rule) {
-  const int g = job.gpus_per_node();
   const auto e = [&](int servers) {
-    Settings settings = job.at_gpus(gpus);
-    settings[0].second = (gpus + servers + g - 1) / g;
+    // The servers are GPUs of the nodes after the workers'.
+    Settings settings = job.at_gpus(gpus + servers, gpus);
     settings.emplace_back("/workload/algorithm", "parameter_server");
     settings.emplace_back("/workload/parameter_servers", servers);
     settings.emplace_back("/workload/params/dedicated_servers", true);

@@ -33,11 +33,28 @@ public:
   // The all-reduce time in ms of `bytes` on `gpus` GPUs with one algorithm.
   double allreduce_ms(int gpus, const std::string& algorithm, double bytes);
 
-  int gpus_per_node() const { return gpus_per_node_; }
   int max_gpus() const { return max_gpus_; }
   int simulations() const { return simulations_; }
   const std::string& engine_note() const { return engine_note_; }
+
+  // The cluster's node groups in rank order. A job of p GPUs takes the first p GPUs (whole
+  // nodes, in rank order); past the cluster's end it gets more nodes of the last group.
+  struct Group {
+    int count = 1;
+    int gpus = 1;                 // per node
+    int nics = 1;                 // per node
+    double nic_gbps_per_node = 0; // today's, all NICs together
+  };
+  const std::vector<Group>& groups() const { return groups_; }
+  bool mixed() const { return groups_.size() > 1; }
+  // GPUs on the first `nodes` nodes.
+  int gpus_of_nodes(int nodes) const;
+  // The most nodes whose GPUs are at most `gpus` (at least 1).
+  int nodes_within(int gpus) const;
+  // The cluster cut (or grown) to the nodes that hold `gpus` GPUs, with the job on them.
   Settings at_gpus(int gpus) const;
+  // The same cluster with the job on `job_gpus` of those GPUs (the rest: parameter servers).
+  Settings at_gpus(int gpus, int job_gpus) const;
 
 private:
   Scenario variant(const Settings& settings) const;
@@ -45,7 +62,7 @@ private:
   const Scenario& scenario_;
   std::string file_;
   int max_gpus_;
-  int gpus_per_node_;
+  std::vector<Group> groups_;
   std::string engine_note_;
   std::map<std::string, Point> points_;
   std::map<std::string, double> allreduces_;

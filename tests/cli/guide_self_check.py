@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Every `ddlsim guide` answer passes its own simulated check, checked independently.
 
-For each bundled training scenario with one kind of node and targets 0.7 / 0.8 / 0.9, the guide
-answers on 16 GPUs (searches capped at 128 GPUs to keep the test short). Its GPU-count, NIC and
-batch answers are then re-run with `ddlsim run` on the scenario changed to the answer and to one
-step beyond it (analytic engine, as the guide searches): the efficiency must reach the target at
-the answer and miss it one step beyond. Usage: guide_self_check.py DDLSIM SCENARIOS_DIR
+For each bundled training scenario and targets 0.7 / 0.8 / 0.9, the guide answers on 16 GPUs
+(searches capped at 128 GPUs to keep the test short). Its GPU-count, NIC and batch answers are
+then re-run with `ddlsim run` on the scenario changed to the answer and to one step beyond it
+(analytic engine, as the guide searches): the efficiency must reach the target at the answer and
+miss it one step beyond. On a mixed cluster a job of p GPUs takes the first p GPUs, whole nodes
+in rank order (more nodes of the last group past the end), and a NIC answer is one factor on every
+node's NICs. Usage: guide_self_check.py DDLSIM SCENARIOS_DIR
 """
 import json
 import os
@@ -36,23 +38,54 @@ def training_scenarios():
             data = resolved(path)
             if data.get("workload", {}).get("type") != "training":
                 continue
-            if len(data["topology"]["nodes"]) != 1:
-                continue  # the guide's rules need one kind of node
             yield path, data
 
 
-def efficiency(data, gpus, work, **changes):
+def groups_of(text, data):
+    """[(count, GPUs per node, NICs per node, Gb/s per node)] in rank order, from the report."""
+    m = re.search(r"^# mixed cluster, in rank order: (.*?); a job", text, re.M)
+    if not m:
+        per_node = int(re.search(r"^# cluster: (\d+) GPUs per node", text, re.M).group(1))
+        return [(data["topology"]["nodes"][0].get("count", 1), per_node, None, None)]
+    return [(int(c), int(g), int(n), float(b)) for c, g, b, n in re.findall(
+        r"group \d+: (\d+) x (\d+) \S+, NIC ([0-9.e+]+) Gb/s per node \((\d+) NICs?\)",
+        m.group(1))]
+
+
+def first_nodes(groups, nodes):
+    """Per group, the count of the first `nodes` nodes in rank order (the last group grows)."""
+    counts = []
+    for i, (count, *_rest) in enumerate(groups):
+        take = nodes if i == len(groups) - 1 else min(nodes, count)
+        if take == 0:
+            break
+        counts.append(take)
+        nodes -= take
+    return counts
+
+
+def gpus_on(groups, nodes):
+    return sum(c * groups[i][1] for i, c in enumerate(first_nodes(groups, nodes)))
+
+
+def efficiency(data, gpus, work, groups, **changes):
     d = json.loads(json.dumps(data))
     d.pop("sweep", None)
     if d.get("engine", {}).get("type", "analytic") != "analytic":
         d["engine"] = {"type": "analytic"}  # as the guide searches
+    counts = first_nodes(groups, changes["nodes"])
+    d["topology"]["nodes"] = d["topology"]["nodes"][:len(counts)]
+    for node, count in zip(d["topology"]["nodes"], counts):
+        node["count"] = count
     node = d["topology"]["nodes"][0]
     if "nic_gbps" in changes:
         node["nic_bandwidth_gbps"] = changes["nic_gbps"]
+    if "nic_factor" in changes:  # a mixed cluster: every node's NICs scaled
+        for i, group in enumerate(d["topology"]["nodes"]):
+            group["nic_bandwidth_gbps"] = groups[i][3] / groups[i][2] * changes["nic_factor"]
     if "batch" in changes:
         d["workload"]["batch_per_gpu"] = changes["batch"]
     d["workload"]["gpus"] = gpus
-    node["count"] = changes["nodes"]
     d.get("output", {}).clear()
     path = os.path.join(work, "variant.json")
     json.dump(d, open(path, "w"))
@@ -69,15 +102,16 @@ with tempfile.TemporaryDirectory() as work:
                                    "--gpus", str(GPUS), "--max-check-gpus", str(MAX_CHECK)],
                                   check=True, capture_output=True, text=True).stdout
             where = f"{os.path.basename(path)} at {target}"
-            m = re.search(r"^# cluster: (\d+) GPUs per node", text, re.M)
-            per_node = int(m.group(1))
-            nodes = -(-GPUS // per_node)
+            groups = groups_of(text, data)
+            nodes = next(n for n in range(1, GPUS + 1) if gpus_on(groups, n) >= GPUS)
             # 1. the largest GPU count: E(p) >= target and E(p + one node) < target.
             m = re.search(r"^   answer: (\d+) GPUs \((\d+) nodes?\)$", text, re.M)
             if m:
-                p = int(m.group(1))
-                at = efficiency(data, p, work, nodes=p // per_node)
-                beyond = efficiency(data, p + per_node, work, nodes=p // per_node + 1)
+                p, n = int(m.group(1)), int(m.group(2))
+                if gpus_on(groups, n) != p:
+                    failures.append(f"{where}: {p} GPUs are not the first {n} nodes' GPUs")
+                at = efficiency(data, p, work, groups, nodes=n)
+                beyond = efficiency(data, gpus_on(groups, n + 1), work, groups, nodes=n + 1)
                 checked += 1
                 if not (at >= target > beyond):
                     failures.append(f"{where}: {p} GPUs: E = {at}, E(+1 node) = {beyond}")
@@ -87,19 +121,29 @@ with tempfile.TemporaryDirectory() as work:
             if m:
                 nics = int(re.search(r"Gb/s per node \((\d+) NICs?\)", text).group(1))
                 b = float(m.group(1)) * 1.0005
-                at = efficiency(data, GPUS, work, nodes=nodes, nic_gbps=b / nics)
-                beyond = efficiency(data, GPUS, work, nodes=nodes, nic_gbps=b / 1.0105 / nics)
+                at = efficiency(data, GPUS, work, groups, nodes=nodes, nic_gbps=b / nics)
+                beyond = efficiency(data, GPUS, work, groups, nodes=nodes,
+                                    nic_gbps=b / 1.0105 / nics)
                 checked += 1
                 if not (at >= target > beyond):
                     failures.append(f"{where}: NIC {b} Gb/s: E = {at}, E(B/1.01) = {beyond}")
+            m = re.search(r"^   answer: ([0-9.e+]+)x today's NIC bandwidth on every node", text,
+                          re.M)
+            if m:
+                f = float(m.group(1)) * 1.0005
+                at = efficiency(data, GPUS, work, groups, nodes=nodes, nic_factor=f)
+                beyond = efficiency(data, GPUS, work, groups, nodes=nodes, nic_factor=f / 1.0105)
+                checked += 1
+                if not (at >= target > beyond):
+                    failures.append(f"{where}: NIC x{f}: E = {at}, E(x/1.01) = {beyond}")
             # 4. the batch: E(b) >= target and E(b - 1) < target.
             m = re.search(r"^   answer: batch (\d+) per GPU$", text, re.M)
             if m:
                 b = int(m.group(1))
-                at = efficiency(data, GPUS, work, nodes=nodes, batch=b)
+                at = efficiency(data, GPUS, work, groups, nodes=nodes, batch=b)
                 checked += 1
                 if b > 1:
-                    beyond = efficiency(data, GPUS, work, nodes=nodes, batch=b - 1)
+                    beyond = efficiency(data, GPUS, work, groups, nodes=nodes, batch=b - 1)
                     if not (at >= target > beyond):
                         failures.append(f"{where}: batch {b}: E = {at}, E(b-1) = {beyond}")
                 elif at < target:
