@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 namespace ddlsim::cli {
@@ -175,7 +176,43 @@ SimulatedAnswer search_max_gpus(SimulatedJob& job, double target, const plan::An
 }
 
 namespace {
-// On a mixed cluster: every node's NICs scaled by one factor, found as the NIC of one kind is.
+// The words of a NIC answer: `x` is the searched quantity (Gb/s per node, or a factor).
+struct NicWords {
+  std::function<std::string(double)> point;  // "12.5 Gb/s", "1.5x"
+  std::function<std::string(double)> answer; // the answer line at x
+  std::string none;                          // even the top of the range misses the target
+  std::function<std::string(double)> any;    // even the bottom of the range meets it
+};
+
+// The smallest x in [lo, hi] (1% steps: finer than any NIC catalogue) whose efficiency e(x)
+// reaches the target, from `start`; `bytes_per_second(x)` is the answer's value for the rule.
+SimulatedAnswer search_nic_range(SimulatedJob& job, double target, double lo, double hi,
+                                 double start, const std::function<double(double)>& e,
+                                 const std::function<double(double)>& bytes_per_second,
+                                 const NicWords& words) {
+  const int before = job.simulations();
+  const plan::RealBoundary b =
+      plan::smallest_passing_real(lo, hi, start, 0.01, [&](double x) { return e(x) >= target; });
+  SimulatedAnswer a;
+  a.simulations = job.simulations() - before;
+  if (!b.found) {
+    a.answer = words.none;
+    a.proof = versus(words.point(hi), e(hi), target);
+    return a;
+  }
+  a.possible = true;
+  a.value = bytes_per_second(b.value);
+  a.answer = words.answer(b.value);
+  a.proof = versus(words.point(b.value), e(b.value), target);
+  a.bound = b.at_limit;
+  if (b.at_limit)
+    a.answer = words.any(b.value);
+  else
+    a.proof += ", " + versus(words.point(b.below), e(b.below), target);
+  return a;
+}
+
+// On a mixed cluster: every node's NICs scaled by one factor.
 SimulatedAnswer search_nic_factor(SimulatedJob& job, double target, int gpus, double nic_now_bps,
                                   const plan::Answer& rule) {
   const std::vector<SimulatedJob::Group>& groups = job.groups();
@@ -188,36 +225,21 @@ SimulatedAnswer search_nic_factor(SimulatedJob& job, double target, int gpus, do
                             groups[i].nic_gbps_per_node * factor / groups[i].nics);
     return job.at(settings, gpus).efficiency;
   };
-  const auto per_group = [&](double factor) {
-    std::string text;
+  NicWords words;
+  words.point = [](double x) { return fmt(x) + "x"; };
+  words.answer = [&](double x) {
+    std::string text = fmt(x) + "x today's NIC bandwidth on every node (";
     for (std::size_t i = 0; i < present; ++i)
       text += (i ? ", " : "") + std::string("group ") + std::to_string(i + 1) + ": " +
-              fmt(groups[i].nic_gbps_per_node * factor) + " Gb/s per node";
-    return text;
+              fmt(groups[i].nic_gbps_per_node * x) + " Gb/s per node";
+    return text + ")";
   };
+  words.none = "none: even 1000x today's NICs miss the target";
+  words.any = [](double x) { return "any NIC: even " + fmt(x) + "x today's (1/1000) meets it"; };
   // The rule's NIC is the slowest node's (nic_now_bps): its factor is the start.
-  const double lo = 1e-3, hi = 1e3;
-  const double start = rule.possible ? std::clamp(rule.value / nic_now_bps, lo, hi) : 1;
-  const int before = job.simulations();
-  const plan::RealBoundary b =
-      plan::smallest_passing_real(lo, hi, start, 0.01, [&](double x) { return e(x) >= target; });
-  SimulatedAnswer a;
-  a.simulations = job.simulations() - before;
-  if (!b.found) {
-    a.answer = "none: even " + fmt(hi) + "x today's NICs miss the target";
-    a.proof = versus(fmt(hi) + "x", e(hi), target);
-    return a;
-  }
-  a.possible = true;
-  a.value = b.value * nic_now_bps; // the slowest node's, as the rule's value
-  a.answer = fmt(b.value) + "x today's NIC bandwidth on every node (" + per_group(b.value) + ")";
-  a.proof = versus(fmt(b.value) + "x", e(b.value), target);
-  a.bound = b.at_limit;
-  if (b.at_limit)
-    a.answer = "any NIC: even " + fmt(b.value) + "x today's (1/1000) meets it";
-  else
-    a.proof += ", " + versus(fmt(b.below) + "x", e(b.below), target);
-  return a;
+  const double start = rule.possible ? std::clamp(rule.value / nic_now_bps, 1e-3, 1e3) : 1;
+  return search_nic_range(
+      job, target, 1e-3, 1e3, start, e, [&](double x) { return x * nic_now_bps; }, words);
 }
 } // namespace
 
@@ -233,28 +255,16 @@ SimulatedAnswer search_nic(SimulatedJob& job, double target, int gpus, double ni
     return job.at(settings, gpus).efficiency;
   };
   const double lo = now / 1000, hi = now * 1000;
+  NicWords words;
+  words.point = [](double x) { return fmt(x) + " Gb/s"; };
+  words.answer = [&](double x) { return fmt(x) + " Gb/s per node (now " + fmt(now) + " Gb/s)"; };
+  words.none = "none: even " + fmt(hi) + " Gb/s per node misses the target";
+  words.any = [](double x) {
+    return "any NIC: even " + fmt(x) + " Gb/s per node (1/1000 of today's) meets it";
+  };
   const double start = rule.possible ? std::clamp(rule.value * 8e-9, lo, hi) : now;
-  const int before = job.simulations();
-  // 1% steps: finer than any NIC catalogue.
-  const plan::RealBoundary b =
-      plan::smallest_passing_real(lo, hi, start, 0.01, [&](double x) { return e(x) >= target; });
-  SimulatedAnswer a;
-  a.simulations = job.simulations() - before;
-  if (!b.found) {
-    a.answer = "none: even " + fmt(hi) + " Gb/s per node misses the target";
-    a.proof = versus(fmt(hi) + " Gb/s", e(hi), target);
-    return a;
-  }
-  a.possible = true;
-  a.value = b.value / 8e-9; // bytes per second, as the rule's value
-  a.answer = fmt(b.value) + " Gb/s per node (now " + fmt(now) + " Gb/s)";
-  a.proof = versus(fmt(b.value) + " Gb/s", e(b.value), target);
-  a.bound = b.at_limit;
-  if (b.at_limit)
-    a.answer = "any NIC: even " + fmt(b.value) + " Gb/s per node (1/1000 of today's) meets it";
-  else
-    a.proof += ", " + versus(fmt(b.below) + " Gb/s", e(b.below), target);
-  return a;
+  return search_nic_range(
+      job, target, lo, hi, start, e, [](double x) { return x / 8e-9; }, words);
 }
 
 SimulatedAnswer search_servers(SimulatedJob& job, double target, int gpus,
