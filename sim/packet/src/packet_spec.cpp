@@ -127,6 +127,10 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
   if (auto v = object.optional("initial_window_packets"))
     spec.initial_window_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 24));
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);
+  if (auto v = object.optional("loss_timeout_us")) {
+    if (spec.loss_bound == 0) v->fail("loss_timeout_us only applies with \"loss_bound\" > 0");
+    spec.loss_timeout = ns_to_ps(v->positive_number(1e9) * 1e3);
+  }
   if (auto v = object.optional("ack_every_packets")) {
     spec.ack_every_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 16));
     if (spec.ack_every_packets > 1 && !spec.reliable) v->fail("ACKs need \"reliable\": true");

@@ -110,6 +110,16 @@ public:
     m.highest = 0;
     m.received_bits.reset(m.packets);
     m.receiver_done = m.steps_done = false;
+    m.loss_timer_armed = false;
+    ++m.receive_generation;
+    m.last_arrival = 0;
+    m.last_seq = 0;
+    m.last_path = m.ecmp;
+    if (m.droppable) {
+      m.dropped_bits.reset(m.packets);
+      m.loss_timeout =
+          transport.loss_timeout >= 0 ? transport.loss_timeout : buffer_drain_time(paths[m.ecmp]);
+    }
     m.alive = 0;
     ++net().result.transfers;
     net().result.bytes_sent += setup.payload_bytes;
@@ -220,6 +230,18 @@ public:
   }
 
 private:
+  // The time to drain a full buffer at every switch hop of `path`: the most a packet can be
+  // queued beyond the packets ahead of it (the default loss_timeout, packet_spec.hpp).
+  Picoseconds buffer_drain_time(const topo::Path& path) const {
+    Picoseconds total = 0;
+    for (const topo::LinkId link : path) {
+      const Port& port = net().ports[link];
+      if (port.switch_port)
+        total += static_cast<Picoseconds>(static_cast<double>(port.limit) * port.ps_per_byte + 0.5);
+    }
+    return std::max<Picoseconds>(total, 1);
+  }
+
   // What a message's sender may do next. window_full, paced (DCQCN's rate) and class_paused
   // (PFC) mean it has packets but must wait.
   enum class Want : std::uint8_t { nothing, resend, send_new, window_full, paced, class_paused };

@@ -283,7 +283,11 @@ private:
     PacketTiming& result = net().result;
     ++result.drops;
     result.bytes_dropped += net().payload_of(packet);
-    if (packet.kind == PacketKind::data) ++result.drops_by_priority[packet.priority];
+    if (packet.kind == PacketKind::data) {
+      ++result.drops_by_priority[packet.priority];
+      Message& m = net().messages[packet.transfer];
+      if (m.droppable) m.dropped_bits.set(packet.seq);
+    }
     if (!net().spec.transport.reliable) {
       const topo::Topology& topology = net().topology;
       throw InputError("/engine/transport/reliable",

@@ -2,7 +2,8 @@
 // elements that work on it read and write it: the sending side (sender.hpp: packets numbered
 // 0..packets-1, an ACK bitmap, the queue of packets to send again), the congestion control
 // (congestion_control.hpp: DCTCP's window, DCQCN's rate), and the receiving side (receiver.hpp:
-// a bitmap of the packets it has, done when every byte or 1 - loss_bound of them arrived).
+// a bitmap of the packets it has, done when every packet arrived or, loss-tolerant, when its
+// give-up timer fired with at most loss_bound of the bytes missing).
 #pragma once
 
 #include "ddlsim/core/units.hpp"
@@ -107,6 +108,17 @@ struct Message {
   Bitmap received_bits;
   bool receiver_done = false;
   bool steps_done = false;
+  // Loss-tolerant receiver: its give-up timer (armed once 1 - loss_bound of the bytes arrived;
+  // it fires loss_timeout after the latest new packet), the latest new packet (its index and
+  // path, for the completing ACK), and the packets dropped in the network (so that the loss it
+  // accepts counts only bytes that were really dropped, not ones still on their way).
+  Picoseconds loss_timeout = 0;
+  Picoseconds last_arrival = 0;
+  std::uint32_t last_seq = 0;
+  std::uint16_t last_path = 0;
+  bool loss_timer_armed = false;
+  std::uint32_t receive_generation = 0; // kept across reuse: stale timers see it moved on
+  Bitmap dropped_bits;
   // Lifetime: packets of this message (data or control) still in the network.
   std::uint32_t alive = 0;
 
