@@ -98,6 +98,7 @@ private:
     } else {
       if (m.received++ == 0) m.first_arrival = net().now;
       m.received_payload += net().payload_of(packet);
+      if (m.top(packet.seq)) ++m.top_received;
       m.last_arrival = net().now;
       m.last_seq = packet.seq;
       m.last_path = packet.path_lo;
@@ -116,7 +117,8 @@ private:
         m.receiver_done = true;
         ++m.receive_generation;
         engine().driver().receive_complete(id);
-      } else if (m.droppable && !m.loss_timer_armed && m.received_payload >= m.needed_payload) {
+      } else if (m.droppable && !m.loss_timer_armed && m.received_payload >= m.needed_payload &&
+                 m.top_received == m.top_packets) {
         m.loss_timer_armed = true;
         net().events.push(net().now + m.loss_timeout,
                           Event::loss_timeout(id, m.receive_generation));
@@ -147,9 +149,14 @@ private:
 
   // Whether the packets a loss-tolerant receive lacks below `seq` (which just arrived, on an
   // in-order path) are more bytes than its bound allows to be missing.
+  // Under by_magnitude, a top packet missing in the gap is asked for too.
   bool missing_beyond_bound(const Message& m, std::uint32_t seq) const {
     const std::uint64_t missing = static_cast<std::uint64_t>(seq) + 1 - m.received;
-    return missing * net().spec.mtu_bytes > m.bytes - m.needed_payload;
+    if (missing * net().spec.mtu_bytes > m.bytes - m.needed_payload) return true;
+    if (m.by_magnitude)
+      for (std::uint32_t s = m.highest; s < seq; ++s)
+        if (m.top(s)) return true;
+    return false;
   }
 
   // A control packet for `data`, walking its path back from the receiver.

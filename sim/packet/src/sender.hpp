@@ -110,6 +110,20 @@ public:
     m.highest = 0;
     m.received_bits.reset(m.packets);
     m.receiver_done = m.steps_done = false;
+    m.by_magnitude = transport.priority_rule == TransportSpec::PriorityRule::by_magnitude;
+    m.top_packets = m.top_received = 0;
+    if (m.by_magnitude) {
+      std::uint64_t key = mix64(net().options.seed ^ 0x6d61676e69747564ull); // "magnitud"
+      for (const std::uint64_t part :
+           {std::uint64_t(std::uint32_t(setup.send_rank)), std::uint64_t(setup.send.program),
+            std::uint64_t(setup.send.index)})
+        key = mix64(key ^ part);
+      m.magnitude_key = key;
+      // f x 2^64, below 2^64 since f < 1 (packet_spec.cpp).
+      m.top_threshold =
+          static_cast<std::uint64_t>(transport.magnitude_top_fraction * 18446744073709551616.0);
+      for (std::uint32_t s = 0; s < m.packets; ++s) m.top_packets += m.top(s) ? 1 : 0;
+    }
     m.loss_timer_armed = false;
     ++m.receive_generation;
     m.last_arrival = 0;
@@ -277,8 +291,12 @@ private:
       ++result.retransmissions;
     } else {
       seq = m.next_new++;
+    }
+    const bool top = m.top(seq); // by_magnitude: one of the message's largest gradients
+    const std::uint8_t priority = top ? 0 : m.priority;
+    if (!resend) {
       ++result.data_packets;
-      ++result.data_packets_by_priority[m.priority];
+      ++result.data_packets_by_priority[priority];
     }
     const std::uint64_t mtu = spec.mtu_bytes;
     const std::uint32_t payload = static_cast<std::uint32_t>(
@@ -293,8 +311,8 @@ private:
     packet.in_port = kNil;
     packet.hop = 0;
     packet.kind = PacketKind::data;
-    packet.priority = m.priority;
-    packet.flags = (m.droppable && !resend) ? kDroppable : 0;
+    packet.priority = priority;
+    packet.flags = (m.droppable && !resend && !top) ? kDroppable : 0;
     packet.reverse = false;
     const std::uint32_t choices = m.path_hi - m.path_lo;
     switch (spec.load_balancing) {

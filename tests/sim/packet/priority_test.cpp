@@ -250,3 +250,46 @@ TEST_CASE("priority by_offset gives the front of the buffer the higher class") {
 
 } // namespace
 } // namespace ddlsim::sim::packet::test
+
+namespace ddlsim::sim::packet::test {
+namespace {
+
+TEST_CASE("priority by gradient magnitude: a message's top packets go first, are never "
+          "evicted, and a loss-tolerant receive waits for every one of them") {
+  // The overloaded port of the loss-tolerance test: about 5% of 256 packets are dropped.
+  const topo::Topology topology = star_with(2, {kLinkBytesPerSecond, 2 * kLinkBytesPerSecond}, {});
+  const std::uint64_t bytes = 1 << 20;
+  const std::vector<Flow> flows = {{1, 0, bytes, 0}};
+  PacketOptions options = overloaded_port(460 << 10);
+  options.spec.switch_spec.priorities = 2;
+  options.spec.transport.priority_rule = TransportSpec::PriorityRule::by_magnitude;
+  options.spec.transport.magnitude_top_fraction = 0.2;
+  options.spec.transport.loss_bound = 0.1;
+  options.spec.transport.loss_timeout = 20 * kPsPerUs;
+  const PacketTiming evict = run_traffic(topology, 2, 1, flows, options);
+  REQUIRE(evict.complete);
+  // About a fifth of the packets are class 0 (binomial: 51 of 256, three sigma 19).
+  const auto top = static_cast<double>(evict.data_packets_by_priority[0]);
+  CHECK(top == Approx(0.2 * 256).margin(19));
+  CHECK(evict.data_packets_by_priority[0] + evict.data_packets_by_priority[1] == 256);
+  // A full port evicts droppable (low) packets for top ones: no top packet is lost, the loss is
+  // accepted, and the receive ends one give-up timeout after its last packet, before the RTO.
+  CHECK(evict.drops_by_priority[0] == 0);
+  CHECK(evict.drops_by_priority[1] > 0);
+  CHECK(evict.retransmissions == 0);
+  CHECK(evict.bytes_lost_accepted == evict.bytes_dropped);
+  CHECK(evict.time < options.spec.transport.rto);
+
+  // With tail drop top packets are lost too; the receive waits for their resends (by the
+  // sender's timeout: spraying sends no NACKs), though the bound would cover the bytes.
+  options.spec.switch_spec.drop_policy = DropPolicy::tail;
+  const PacketTiming tail = run_traffic(topology, 2, 1, flows, options);
+  REQUIRE(tail.complete);
+  REQUIRE(tail.drops_by_priority[0] > 0);
+  CHECK(tail.retransmissions >= tail.drops_by_priority[0]);
+  CHECK(tail.time > options.spec.transport.rto);
+  CHECK(tail.bytes_lost_accepted < tail.bytes_dropped);
+}
+
+} // namespace
+} // namespace ddlsim::sim::packet::test

@@ -84,6 +84,10 @@ TEST_CASE("engine options parse with their defaults") {
   CHECK(spec.transport.loss_bound == 0.05);
   CHECK(spec.transport.loss_timeout == 20 * kPsPerUs);
   CHECK(defaults.transport.loss_timeout < 0); // from each message's path
+  const PacketEngineSpec magnitude = parse(R"({"type": "packet", "switch": {"priorities": 2},
+      "transport": {"priority": "by_magnitude", "magnitude_top_fraction": 0.25}})");
+  CHECK(magnitude.transport.priority_rule == TransportSpec::PriorityRule::by_magnitude);
+  CHECK(magnitude.transport.magnitude_top_fraction == 0.25);
   CHECK(spec.transport.priority_rule == TransportSpec::PriorityRule::by_channel);
 }
 
@@ -120,6 +124,17 @@ TEST_CASE("bad engine options name their JSON pointer") {
              Catch::Contains("/engine/transport/loss_bound"));
   CHECK_THAT(error_of(R"({"transport": {"loss_timeout_us": 20}})"),
              Catch::Contains("/engine/transport/loss_timeout_us"));
+  CHECK_THAT(
+      error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude"}})"),
+      Catch::Contains("magnitude_top_fraction"));
+  CHECK_THAT(error_of(R"({"transport": {"priority": "by_magnitude",
+                                        "magnitude_top_fraction": 0.1}})"),
+             Catch::Contains("switch.priorities"));
+  CHECK_THAT(error_of(R"({"transport": {"magnitude_top_fraction": 0.1}})"),
+             Catch::Contains("/engine/transport/magnitude_top_fraction"));
+  CHECK_THAT(error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude",
+                                        "magnitude_top_fraction": 1}})"),
+             Catch::Contains("/engine/transport/magnitude_top_fraction"));
   CHECK_THAT(error_of(R"({"transport": {"reliable": false, "congestion_control": "dctcp"}})"),
              Catch::Contains("/engine/transport/congestion_control"));
   CHECK_THAT(error_of(R"({"mtu": 4096})"), Catch::Contains("mtu_bytes"));

@@ -128,9 +128,22 @@ struct TransportSpec {
   // "by_layer" is by_offset reversed (the buffer's end is class 0): a training iteration lays
   // its gradient buffer out bucket after bucket in backward order, last layer first, so the
   // end holds the first layers, which the next forward pass needs first.
-  enum class PriorityRule : std::uint8_t { constant, by_channel, by_offset, by_layer };
+  // "by_magnitude" is DLCP's priority by gradient magnitude: in every message the packets that
+  // carry the largest gradients, a share magnitude_top_fraction of them, are class 0 and never
+  // droppable; the rest are the last class (droppable under a loss bound), and a loss-tolerant
+  // receive waits for every class-0 packet. Which packets those are depends on the gradients'
+  // values, which a Schedule does not carry: each packet is drawn high with that probability
+  // (seeded per message and packet), uncorrelated with its position.
+  enum class PriorityRule : std::uint8_t {
+    constant,
+    by_channel,
+    by_offset,
+    by_layer,
+    by_magnitude
+  };
   int priority = 0;
   PriorityRule priority_rule = PriorityRule::constant;
+  double magnitude_top_fraction = 0; // by_magnitude only: (0, 1), no default (data-dependent)
 };
 
 struct PacketEngineSpec {
