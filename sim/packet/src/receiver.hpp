@@ -104,9 +104,11 @@ private:
       m.last_path = packet.path_lo;
       if (packet.seq + 1 < m.highest) ++result.reordered;
       // On an in-order path a gap means drops. A loss-tolerant receive asks for them only once
-      // the packets missing so far exceed what its bound lets it go without.
+      // the packets missing so far exceed what its bound lets it go without. A by_magnitude
+      // message is not in order on one path (its class-0 packets overtake the others at
+      // strict-priority ports): a gap means nothing, its losses wait for the sender's timeout.
       if (packet.seq > m.highest && net().spec.load_balancing == LoadBalancing::ecmp &&
-          (!m.droppable || missing_beyond_bound(m, packet.seq))) {
+          !m.by_magnitude && (!m.droppable || missing_beyond_bound(m, packet.seq))) {
         gap = true;
         gap_from = m.highest;
       }
@@ -149,14 +151,9 @@ private:
 
   // Whether the packets a loss-tolerant receive lacks below `seq` (which just arrived, on an
   // in-order path) are more bytes than its bound allows to be missing.
-  // Under by_magnitude, a top packet missing in the gap is asked for too.
   bool missing_beyond_bound(const Message& m, std::uint32_t seq) const {
     const std::uint64_t missing = static_cast<std::uint64_t>(seq) + 1 - m.received;
-    if (missing * net().spec.mtu_bytes > m.bytes - m.needed_payload) return true;
-    if (m.by_magnitude)
-      for (std::uint32_t s = m.highest; s < seq; ++s)
-        if (m.top(s)) return true;
-    return false;
+    return missing * net().spec.mtu_bytes > m.bytes - m.needed_payload;
   }
 
   // A control packet for `data`, walking its path back from the receiver.
