@@ -113,8 +113,8 @@ TEST_CASE("a loss-tolerant receive gives up on dropped packets at its timeout, n
   CHECK(lossy.bytes_late_discarded == 0);
   CHECK(lossy.bytes_lost_accepted > 0);
   CHECK(lossy.max_lost_fraction_ppm <= 100'000);
-  // It completes one give-up timeout after its last packet arrived: the uncongested-free
-  // transfer of the bytes that got through, then the timer, well before the sender's RTO.
+  // It completes one give-up timeout after its last packet arrived: the bytes that got through
+  // cross the port at its rate, then the timer runs, well before the sender's RTO.
   CHECK(lossy.time < full.time);
   CHECK(lossy.time < reliable.spec.transport.rto);
   const Picoseconds through = static_cast<Picoseconds>(
