@@ -17,6 +17,7 @@ enum class EventKind : std::uint8_t {
   pace,          // PortEvent: a paced (DCQCN) message of this source port may send again
   pfc_frame,     // PfcFrameEvent: a PAUSE or RESUME frame reached the port it addresses
   rate_timer,    // TimerEvent: DCQCN's rate increase timer
+  loss_timeout,  // TimerEvent: a loss-tolerant receiver's give-up timer
 };
 
 struct PortEvent {
@@ -80,6 +81,9 @@ struct Event {
   }
   static Event rate_timer(std::uint32_t message, std::uint32_t generation) {
     return of(EventKind::rate_timer, TimerEvent{message, generation});
+  }
+  static Event loss_timeout(std::uint32_t message, std::uint32_t generation) {
+    return of(EventKind::loss_timeout, TimerEvent{message, generation});
   }
   static Event pfc_frame(std::uint32_t port, int priority, bool pause) {
     Event event;

@@ -5,7 +5,8 @@
 // ecmp fixes one path per flow by a seeded hash of (source rank, destination rank, channel), like
 // a 5-tuple hash; spraying picks a path per packet (seeded random, or round robin per flow);
 // adaptive keeps the whole range and, at every hop, takes the next link whose port has the least
-// data queued (ties to the lower link id), narrowing the range to the paths through it.
+// data queued (ties at random), narrowing the range to the paths through it; a switch chooses
+// when the packet arrives (switch_port.hpp, choose_on_arrival).
 #pragma once
 
 #include "ddlsim/sim/packet/packet_spec.hpp"
@@ -40,12 +41,16 @@ inline void narrow(const std::vector<topo::Path>& paths, std::uint32_t index, st
 }
 
 // Adaptive: among the next links of the paths in [lo, hi) at `hop`, the one whose port holds
-// the fewest queued bytes; narrows [lo, hi) to it and returns the link.
+// the fewest queued bytes (a port serializing a packet counts one byte more than an idle one);
+// narrows [lo, hi) to it and returns the link. Ties go to one of the tied links at random (the
+// run's seeded generator): with packets of one size, equal queues are common, and giving them
+// all to the lowest link id loads the first links more (DRILL breaks ties randomly too).
 inline topo::LinkId least_queued(const std::vector<topo::Path>& paths, std::uint16_t hop,
                                  std::uint16_t& lo, std::uint16_t& hi, const Ports& ports,
-                                 Picoseconds now) {
+                                 Picoseconds now, std::uint64_t& rng) {
   std::uint32_t best = lo;
   std::uint64_t best_bytes = UINT64_MAX;
+  std::uint32_t tied = 0;
   for (std::uint32_t i = lo; i < hi;) {
     const topo::LinkId link = paths[i][hop];
     const Port& port = ports[link];
@@ -53,6 +58,10 @@ inline topo::LinkId least_queued(const std::vector<topo::Path>& paths, std::uint
     if (bytes < best_bytes) {
       best_bytes = bytes;
       best = i;
+      tied = 1;
+    } else if (bytes == best_bytes) {
+      rng = mix64(rng); // keep each tied link with equal chance (reservoir sampling)
+      if (rng % ++tied == 0) best = i;
     }
     while (i < hi && paths[i][hop] == link) ++i;
   }

@@ -50,7 +50,7 @@ struct Network {
   const PacketOptions& options;
   const PacketEngineSpec& spec;
   const SwitchSpec& sw;
-  std::uint64_t rng; // spraying
+  std::uint64_t rng; // spraying, adaptive routing's ties
   EventQueue<Event> events;
   Picoseconds now = 0;
   PacketPool pool;

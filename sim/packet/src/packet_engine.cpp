@@ -104,6 +104,9 @@ private:
     case EventKind::rate_timer:
       congestion().on_rate_timer(event.timer);
       break;
+    case EventKind::loss_timeout:
+      receiver().on_loss_timeout(event.timer);
+      break;
     }
   }
 

@@ -12,6 +12,9 @@
 namespace ddlsim::sim::packet {
 
 inline constexpr std::uint32_t kNil = 0xffffffffu;
+// Packet::next_port of an adaptively routed packet bound for a switch: the switch chooses its
+// egress port when the packet arrives.
+inline constexpr std::uint32_t kChooseOnArrival = kNil - 1;
 
 // cnp: DCQCN's congestion notification, from the receiver of ECN-marked data to its sender.
 enum class PacketKind : std::uint8_t { data, ack, nack, cnp };

@@ -34,6 +34,7 @@ Json packet_details(const PacketTiming& t, const topo::Topology& topology) {
           {"drops_by_priority", std::move(by_priority)},
           {"bytes_dropped", t.bytes_dropped},
           {"bytes_lost_accepted", t.bytes_lost_accepted},
+          {"bytes_late_discarded", t.bytes_late_discarded},
           {"max_lost_fraction", static_cast<double>(t.max_lost_fraction_ppm) * 1e-6},
           {"duplicates", t.duplicates},
           {"reordered", t.reordered},
@@ -58,9 +59,12 @@ std::string packet_summary(const PacketTiming& t, const topo::Topology& topology
       format_bytes(t.bytes_dropped).c_str(), static_cast<unsigned long long>(t.reordered),
       static_cast<unsigned long long>(t.ecn_marks), static_cast<unsigned long long>(t.pfc_pauses));
   std::string out = line;
-  if (t.bytes_lost_accepted > 0) {
-    std::snprintf(line, sizeof line, ", %s lost and accepted (at most %.2f%% of a message)",
+  if (t.bytes_lost_accepted > 0 || t.bytes_late_discarded > 0) {
+    std::snprintf(line, sizeof line,
+                  ", %s dropped and accepted as lost, %s given up on in flight (at most %.2f%% "
+                  "of a message missing)",
                   format_bytes(t.bytes_lost_accepted).c_str(),
+                  format_bytes(t.bytes_late_discarded).c_str(),
                   static_cast<double>(t.max_lost_fraction_ppm) * 1e-4);
     out += line;
   }

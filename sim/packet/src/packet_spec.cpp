@@ -127,17 +127,29 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
   if (auto v = object.optional("initial_window_packets"))
     spec.initial_window_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 24));
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);
+  if (auto v = object.optional("loss_timeout_us")) {
+    if (spec.loss_bound == 0) v->fail("loss_timeout_us only applies with \"loss_bound\" > 0");
+    spec.loss_timeout = ns_to_ps(v->positive_number(1e9) * 1e3);
+  }
   if (auto v = object.optional("ack_every_packets")) {
     spec.ack_every_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 16));
     if (spec.ack_every_packets > 1 && !spec.reliable) v->fail("ACKs need \"reliable\": true");
   }
   if (auto v = object.optional("priority")) {
     if (v->raw().is_string()) {
-      const std::string rule =
-          v->choice(std::vector<std::string>{"by_channel", "by_offset", "by_layer"});
+      const std::string rule = v->choice(
+          std::vector<std::string>{"by_channel", "by_offset", "by_layer", "by_magnitude"});
       spec.priority_rule = rule == "by_channel"  ? TransportSpec::PriorityRule::by_channel
                            : rule == "by_offset" ? TransportSpec::PriorityRule::by_offset
-                                                 : TransportSpec::PriorityRule::by_layer;
+                           : rule == "by_layer"  ? TransportSpec::PriorityRule::by_layer
+                                                 : TransportSpec::PriorityRule::by_magnitude;
+      if (spec.priority_rule == TransportSpec::PriorityRule::by_magnitude) {
+        if (switch_spec.priorities < 2)
+          v->fail("by_magnitude needs two classes or more: set switch.priorities to 2");
+        if (!object.has("magnitude_top_fraction"))
+          v->fail("by_magnitude needs transport.magnitude_top_fraction, the share of each "
+                  "message's packets that carry its largest gradients (e.g. 0.1)");
+      }
     } else {
       spec.priority = static_cast<int>(v->integer(0, kMaxPriorities - 1));
       if (spec.priority >= switch_spec.priorities)
@@ -145,6 +157,13 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
                 std::to_string(switch_spec.priorities) + "), found " +
                 std::to_string(spec.priority));
     }
+  }
+  if (auto v = object.optional("magnitude_top_fraction")) {
+    if (spec.priority_rule != TransportSpec::PriorityRule::by_magnitude)
+      v->fail("magnitude_top_fraction only applies with \"priority\": \"by_magnitude\"");
+    spec.magnitude_top_fraction = v->number(0, 1);
+    if (spec.magnitude_top_fraction <= 0 || spec.magnitude_top_fraction >= 1)
+      v->fail("expected a share strictly between 0 and 1");
   }
   if (spec.congestion_control == CongestionControl::dctcp && !spec.reliable)
     throw InputError(object.child_path("congestion_control"),

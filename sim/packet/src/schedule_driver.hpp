@@ -201,6 +201,8 @@ private:
       return static_cast<std::uint8_t>(transport.priority);
     case TransportSpec::PriorityRule::by_channel:
       return static_cast<std::uint8_t>(std::min<int>(channel, classes - 1));
+    case TransportSpec::PriorityRule::by_magnitude: // its top packets go as class 0 (sender.hpp)
+      return static_cast<std::uint8_t>(classes - 1);
     case TransportSpec::PriorityRule::by_offset:
     case TransportSpec::PriorityRule::by_layer: {
       const Slot& step = slot(receive);

@@ -110,6 +110,30 @@ public:
     m.highest = 0;
     m.received_bits.reset(m.packets);
     m.receiver_done = m.steps_done = false;
+    m.by_magnitude = transport.priority_rule == TransportSpec::PriorityRule::by_magnitude;
+    m.top_packets = m.top_received = 0;
+    if (m.by_magnitude) {
+      std::uint64_t key = mix64(net().options.seed ^ 0x6d61676e69747564ull); // "magnitud"
+      for (const std::uint64_t part :
+           {std::uint64_t(std::uint32_t(setup.send_rank)), std::uint64_t(setup.send.program),
+            std::uint64_t(setup.send.index)})
+        key = mix64(key ^ part);
+      m.magnitude_key = key;
+      // f x 2^64, below 2^64 since f < 1 (packet_spec.cpp).
+      m.top_threshold =
+          static_cast<std::uint64_t>(transport.magnitude_top_fraction * 18446744073709551616.0);
+      for (std::uint32_t s = 0; s < m.packets; ++s) m.top_packets += m.top(s) ? 1 : 0;
+    }
+    m.loss_timer_armed = false;
+    ++m.receive_generation;
+    m.last_arrival = 0;
+    m.last_seq = 0;
+    m.last_path = m.ecmp;
+    if (m.droppable) {
+      m.dropped_bits.reset(m.packets);
+      m.loss_timeout =
+          transport.loss_timeout >= 0 ? transport.loss_timeout : buffer_drain_time(paths[m.ecmp]);
+    }
     m.alive = 0;
     ++net().result.transfers;
     net().result.bytes_sent += setup.payload_bytes;
@@ -220,6 +244,18 @@ public:
   }
 
 private:
+  // The time to drain a full buffer at every switch hop of `path`: the most a packet can be
+  // queued beyond the packets ahead of it (the default loss_timeout, packet_spec.hpp).
+  Picoseconds buffer_drain_time(const topo::Path& path) const {
+    Picoseconds total = 0;
+    for (const topo::LinkId link : path) {
+      const Port& port = net().ports[link];
+      if (port.switch_port)
+        total += static_cast<Picoseconds>(static_cast<double>(port.limit) * port.ps_per_byte + 0.5);
+    }
+    return std::max<Picoseconds>(total, 1);
+  }
+
   // What a message's sender may do next. window_full, paced (DCQCN's rate) and class_paused
   // (PFC) mean it has packets but must wait.
   enum class Want : std::uint8_t { nothing, resend, send_new, window_full, paced, class_paused };
@@ -255,8 +291,12 @@ private:
       ++result.retransmissions;
     } else {
       seq = m.next_new++;
+    }
+    const bool top = m.top(seq); // by_magnitude: one of the message's largest gradients
+    const std::uint8_t priority = top ? 0 : m.priority;
+    if (!resend) {
       ++result.data_packets;
-      ++result.data_packets_by_priority[m.priority];
+      ++result.data_packets_by_priority[priority];
     }
     const std::uint64_t mtu = spec.mtu_bytes;
     const std::uint32_t payload = static_cast<std::uint32_t>(
@@ -271,8 +311,8 @@ private:
     packet.in_port = kNil;
     packet.hop = 0;
     packet.kind = PacketKind::data;
-    packet.priority = m.priority;
-    packet.flags = (m.droppable && !resend) ? kDroppable : 0;
+    packet.priority = priority;
+    packet.flags = (m.droppable && !resend && !top) ? kDroppable : 0;
     packet.reverse = false;
     const std::uint32_t choices = m.path_hi - m.path_lo;
     switch (spec.load_balancing) {

@@ -107,8 +107,9 @@ public:
     Packet& packet = pool[id];
     if (packet.next_port == kNil) packet.next_port = choose_next_port(packet);
     const std::uint32_t next = packet.next_port;
+    const bool known = next < kChooseOnArrival; // a port (not the GPU, not chosen later)
     const std::uint32_t charge = packet.kind == PacketKind::data ? packet.bytes : 0;
-    if (next != kNil && ports[next].lossless && !ports[next].fits(charge)) {
+    if (known && ports[next].lossless && !ports[next].fits(charge)) {
       if (!queued) enqueue(port, pool, id);
       port.blocked = true;
       port.next_waiter = kNil;
@@ -125,11 +126,11 @@ public:
       if (packet.kind == PacketKind::data) pool_remove(port, packet.bytes);
       release_ingress(packet);
     }
-    if (next != kNil && ports[next].lossless) ports[next].reserved += charge;
+    if (known && ports[next].lossless) ports[next].reserved += charge;
     port.free_at = now + port.serialization(packet.bytes);
     net().last_tx_end = std::max(net().last_tx_end, port.free_at);
     port.tx_bytes += packet.bytes;
-    net().events.push(port.free_at + port.latency, Event::arrival(id, next));
+    net().events.push(port.free_at + port.latency, Event::arrival(id, known ? next : kNil));
     if (port.has_queued() || port.sources != kNil) { // none is pending (checked above)
       port.tx_pending = true;
       net().events.push(port.free_at, Event::tx_done(port_id));
@@ -153,6 +154,7 @@ public:
   // the next port's queue (or dropped there).
   void on_arrive(std::uint32_t id) {
     Packet& packet = net().pool[id];
+    if (packet.next_port == kChooseOnArrival) packet.next_port = choose_on_arrival(packet);
     const std::uint32_t next = packet.next_port;
     if (next == kNil) {
       engine().receiver().deliver(id);
@@ -283,7 +285,11 @@ private:
     PacketTiming& result = net().result;
     ++result.drops;
     result.bytes_dropped += net().payload_of(packet);
-    if (packet.kind == PacketKind::data) ++result.drops_by_priority[packet.priority];
+    if (packet.kind == PacketKind::data) {
+      ++result.drops_by_priority[packet.priority];
+      Message& m = net().messages[packet.transfer];
+      if (m.droppable) m.dropped_bits.set(packet.seq);
+    }
     if (!net().spec.transport.reliable) {
       const topo::Topology& topology = net().topology;
       throw InputError("/engine/transport/reliable",
@@ -307,7 +313,9 @@ private:
   }
 
   // The port a packet crosses after the one it is at, or kNil when that one ends at its
-  // destination GPU. Chosen (adaptive: by the queues now) when the packet starts crossing.
+  // destination GPU; chosen when the packet starts crossing. Adaptive with several next hops
+  // open: inside a server (a GPU or NIC picking among its links) by the queues now; at a switch
+  // kChooseOnArrival, the switch picks when the packet arrives (choose_on_arrival).
   std::uint32_t choose_next_port(Packet& packet) {
     const Message& m = net().messages[packet.transfer];
     std::size_t hops = 0;
@@ -315,9 +323,25 @@ private:
     if (packet.reverse) return packet.hop == 0 ? kNil : net().reverse_of[path[packet.hop - 1u]];
     const std::uint16_t hop = static_cast<std::uint16_t>(packet.hop + 1);
     if (hop >= hops) return kNil;
-    if (packet.path_hi - packet.path_lo > 1)
-      return least_queued(*m.paths, hop, packet.path_lo, packet.path_hi, net().ports, net().now);
+    if (packet.path_hi - packet.path_lo > 1) {
+      if (net().ports[path[hop]].switch_port) return kChooseOnArrival;
+      return least_queued(*m.paths, hop, packet.path_lo, packet.path_hi, net().ports, net().now,
+                          net().rng);
+    }
     return path[hop];
+  }
+
+  // Adaptive routing at a switch: the packet that just arrived takes, among the egress ports of
+  // its open paths, the one with the least data queued now (DRILL, Ghorbani et al., SIGCOMM
+  // 2017: per-packet choice by local egress queue occupancy). Deciding here, not when the
+  // packet left the upstream port a link latency earlier, lets each choice see the packets the
+  // choices before it queued: chosen ahead, every packet on the wire saw the same momentarily
+  // short queue and they all went there (see docs/engines.md, "Load balancing").
+  std::uint32_t choose_on_arrival(Packet& packet) {
+    const Message& m = net().messages[packet.transfer];
+    const std::uint16_t hop = static_cast<std::uint16_t>(packet.hop + 1);
+    return least_queued(*m.paths, hop, packet.path_lo, packet.path_hi, net().ports, net().now,
+                        net().rng);
   }
 
   void wake_waiters(std::uint32_t port_id) {

@@ -2,10 +2,12 @@
 // elements that work on it read and write it: the sending side (sender.hpp: packets numbered
 // 0..packets-1, an ACK bitmap, the queue of packets to send again), the congestion control
 // (congestion_control.hpp: DCTCP's window, DCQCN's rate), and the receiving side (receiver.hpp:
-// a bitmap of the packets it has, done when every byte or 1 - loss_bound of them arrived).
+// a bitmap of the packets it has, done when every packet arrived or, loss-tolerant, when its
+// give-up timer fired with at most loss_bound of the bytes missing).
 #pragma once
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/topologies/ecmp.hpp"
 #include "ddlsim/topologies/router.hpp"
 
 #include <cstdint>
@@ -58,8 +60,16 @@ struct Message {
   std::uint16_t ecmp = 0;    // the flow's hashed path
   std::uint32_t sprayed = 0; // round-robin counter
   std::uint32_t port = 0;    // the source port (first link)
-  std::uint8_t priority = 0;
+  std::uint8_t priority = 0; // by_magnitude: the class of the packets not in its top share
   bool droppable = false;
+  // by_magnitude: a packet is in the top share (class 0, never droppable) when the hash of this
+  // key and its index falls under top_threshold (magnitude_top_fraction x 2^64); the receiver
+  // waits for all top_packets of them.
+  bool by_magnitude = false;
+  std::uint64_t magnitude_key = 0;
+  std::uint64_t top_threshold = 0;
+  std::uint32_t top_packets = 0;
+  std::uint32_t top_received = 0;
   // Sender.
   std::uint32_t packets = 0;
   std::uint32_t next_new = 0; // first packet never sent
@@ -107,10 +117,24 @@ struct Message {
   Bitmap received_bits;
   bool receiver_done = false;
   bool steps_done = false;
+  // Loss-tolerant receiver: its give-up timer (armed once 1 - loss_bound of the bytes arrived;
+  // it fires loss_timeout after the latest new packet), the latest new packet (its index and
+  // path, for the completing ACK), and the packets dropped in the network (so that the loss it
+  // accepts counts only bytes that were really dropped, not ones still on their way).
+  Picoseconds loss_timeout = 0;
+  Picoseconds last_arrival = 0;
+  std::uint32_t last_seq = 0;
+  std::uint16_t last_path = 0;
+  bool loss_timer_armed = false;
+  std::uint32_t receive_generation = 0; // kept across reuse: stale timers see it moved on
+  Bitmap dropped_bits;
   // Lifetime: packets of this message (data or control) still in the network.
   std::uint32_t alive = 0;
 
   bool has_resend() const { return resend_head < resend.size(); }
+  bool top(std::uint32_t seq) const {
+    return by_magnitude && topo::mix64(magnitude_key ^ seq) < top_threshold;
+  }
   // The links of paths[index] and their count.
   const topo::LinkId* links(std::uint16_t index, std::size_t& hops) const {
     if (index == ecmp) {

@@ -39,7 +39,7 @@ TEST_CASE("engine options parse with their defaults") {
                  "ecn_threshold_bytes": "64KiB", "pfc": true},
       "load_balancing": "spray_random",
       "transport": {"congestion_control": "dctcp", "rto_us": 250, "loss_bound": 0.05,
-                    "priority": "by_channel"}})");
+                    "loss_timeout_us": 20, "priority": "by_channel"}})");
   CHECK(spec.mtu_bytes == 8192);
   CHECK(spec.switch_spec.buffer_bytes == (2u << 20));
   CHECK(spec.switch_spec.dwrr_weights == std::vector<std::uint32_t>{3, 1});
@@ -82,6 +82,12 @@ TEST_CASE("engine options parse with their defaults") {
   CHECK(spec.transport.congestion_control == CongestionControl::dctcp);
   CHECK(spec.transport.rto == 250 * kPsPerUs);
   CHECK(spec.transport.loss_bound == 0.05);
+  CHECK(spec.transport.loss_timeout == 20 * kPsPerUs);
+  CHECK(defaults.transport.loss_timeout < 0); // from each message's path
+  const PacketEngineSpec magnitude = parse(R"({"type": "packet", "switch": {"priorities": 2},
+      "transport": {"priority": "by_magnitude", "magnitude_top_fraction": 0.25}})");
+  CHECK(magnitude.transport.priority_rule == TransportSpec::PriorityRule::by_magnitude);
+  CHECK(magnitude.transport.magnitude_top_fraction == 0.25);
   CHECK(spec.transport.priority_rule == TransportSpec::PriorityRule::by_channel);
 }
 
@@ -116,6 +122,19 @@ TEST_CASE("bad engine options name their JSON pointer") {
              Catch::Contains("/engine/switch/buffer_bytes"));
   CHECK_THAT(error_of(R"({"transport": {"reliable": false, "loss_bound": 0.1}})"),
              Catch::Contains("/engine/transport/loss_bound"));
+  CHECK_THAT(error_of(R"({"transport": {"loss_timeout_us": 20}})"),
+             Catch::Contains("/engine/transport/loss_timeout_us"));
+  CHECK_THAT(
+      error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude"}})"),
+      Catch::Contains("magnitude_top_fraction"));
+  CHECK_THAT(error_of(R"({"transport": {"priority": "by_magnitude",
+                                        "magnitude_top_fraction": 0.1}})"),
+             Catch::Contains("switch.priorities"));
+  CHECK_THAT(error_of(R"({"transport": {"magnitude_top_fraction": 0.1}})"),
+             Catch::Contains("/engine/transport/magnitude_top_fraction"));
+  CHECK_THAT(error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude",
+                                        "magnitude_top_fraction": 1}})"),
+             Catch::Contains("/engine/transport/magnitude_top_fraction"));
   CHECK_THAT(error_of(R"({"transport": {"reliable": false, "congestion_control": "dctcp"}})"),
              Catch::Contains("/engine/transport/congestion_control"));
   CHECK_THAT(error_of(R"({"mtu": 4096})"), Catch::Contains("mtu_bytes"));

@@ -7,8 +7,9 @@
 // first link, round-robin among its messages; every directed link is an output queue at its
 // source vertex (store-and-forward: serialization at the link's bandwidth, then its latency);
 // switch ports have finite buffers, priority classes, ECN marking and a drop policy, or PFC;
-// ports inside a server are lossless. The receive completes when all its bytes arrived (or
-// 1 - loss_bound of them for loss-tolerant messages), plus the reduction for a recv_reduce.
+// ports inside a server are lossless. The receive completes when all its bytes arrived (or,
+// for loss-tolerant messages, when its give-up timer fires with at most loss_bound of them
+// missing), plus the reduction for a recv_reduce.
 // What it models and what it does not is listed in docs/engines.md ("Packet engine").
 #pragma once
 
@@ -72,8 +73,12 @@ struct PacketTiming {
   std::uint64_t drops = 0;         // packets dropped or evicted in switches
   std::uint64_t bytes_dropped = 0; // payload bytes of dropped data packets
   std::array<std::uint64_t, kMaxPriorities> drops_by_priority{}; // data packets, per class
-  std::uint64_t bytes_lost_accepted = 0;   // payload never delivered to a loss-tolerant receive
-  std::uint64_t max_lost_fraction_ppm = 0; // the largest such share of one message, in 1e-6
+  // Loss-tolerant receives that completed with bytes missing: the missing payload whose packets
+  // were dropped (and not resent), and the missing payload still on its way when the receiver
+  // gave up (it arrives late and is discarded).
+  std::uint64_t bytes_lost_accepted = 0;
+  std::uint64_t bytes_late_discarded = 0;
+  std::uint64_t max_lost_fraction_ppm = 0; // the largest missing share of one message, in 1e-6
   std::uint64_t duplicates = 0;            // data packets that arrived twice
   std::uint64_t reordered = 0; // data packets that arrived after a later one of their message
   std::uint64_t ecn_marks = 0;

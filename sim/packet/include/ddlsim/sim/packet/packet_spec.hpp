@@ -109,9 +109,17 @@ struct TransportSpec {
   // completes or a duplicate arrives). RoCE's RC transport lets one ACK acknowledge several
   // packets and NICs coalesce; 1 (the default) keeps one ACK per packet.
   std::uint32_t ack_every_packets = 1;
-  // Loss-tolerant messages: data packets are marked droppable and a receive completes once
-  // 1 - loss_bound of its bytes arrived. 0 = every byte must arrive.
+  // Loss-tolerant messages (DLCP's bounded loss tolerance): data packets are marked droppable;
+  // a receive completes when every packet arrived, or when no new packet came for
+  // loss_timeout and at most loss_bound of its bytes are missing (those are never resent).
+  // 0 = every byte must arrive.
   double loss_bound = 0;
+  // The receiver's give-up timer. Negative (the default): per message, the time to drain every
+  // switch buffer on its path (the sum over its switch hops of buffer / link rate): a packet
+  // still in flight can trail the one before it by at most its extra queueing, which a full
+  // buffer at each hop bounds (strict priority can starve a low class for longer; DLCP's paper
+  // gives no value, so this is ddlsim's bound). Keep it under rto, or the sender resends first.
+  Picoseconds loss_timeout = -1;
   // Priority class of data packets: a constant, the program's channel (clamped to the last
   // class), or where the bytes land in the receiver's buffer ("by_offset": the first 1/N of the
   // buffer is class 0, the next class 1, ...). A gradient buffer laid out from the first layer
@@ -120,9 +128,22 @@ struct TransportSpec {
   // "by_layer" is by_offset reversed (the buffer's end is class 0): a training iteration lays
   // its gradient buffer out bucket after bucket in backward order, last layer first, so the
   // end holds the first layers, which the next forward pass needs first.
-  enum class PriorityRule : std::uint8_t { constant, by_channel, by_offset, by_layer };
+  // "by_magnitude" is DLCP's priority by gradient magnitude: in every message the packets that
+  // carry the largest gradients, a share magnitude_top_fraction of them, are class 0 and never
+  // droppable; the rest are the last class (droppable under a loss bound), and a loss-tolerant
+  // receive waits for every class-0 packet. Which packets those are depends on the gradients'
+  // values, which a Schedule does not carry: each packet is drawn high with that probability
+  // (seeded per message and packet), uncorrelated with its position.
+  enum class PriorityRule : std::uint8_t {
+    constant,
+    by_channel,
+    by_offset,
+    by_layer,
+    by_magnitude
+  };
   int priority = 0;
   PriorityRule priority_rule = PriorityRule::constant;
+  double magnitude_top_fraction = 0; // by_magnitude only: (0, 1), no default (data-dependent)
 };
 
 struct PacketEngineSpec {
