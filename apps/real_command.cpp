@@ -19,11 +19,13 @@
 #include "ddlsim/real/nccl_backend.hpp"
 #endif
 #include "ddlsim/real/gpu_layout.hpp"
+#include "ddlsim/real/link_rate.hpp"
 #include "ddlsim/real/machine.hpp"
 #include "ddlsim/real/netns_cluster.hpp"
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -67,6 +69,7 @@ public:
     }
     try {
       cluster_.emplace(links);
+      for (const real::LinkShape& link : links) configured_gbps_.push_back(link.rate_gbps);
     } catch (const std::runtime_error& error) {
       throw InputError("--emulate",
                        std::string("building the emulated cluster failed: ") + error.what());
@@ -86,9 +89,13 @@ public:
                                : fallback_;
   }
 
+  // Each rank's shaped link rate (Gbit/s per direction); empty when not emulated.
+  const std::vector<double>& configured_gbps() const { return configured_gbps_; }
+
 private:
   std::optional<real::NetnsCluster> cluster_;
   std::string fallback_;
+  std::vector<double> configured_gbps_;
 };
 
 struct RealOptions {
@@ -232,6 +239,33 @@ Json timeline_json(const real::HostRun& run, std::uint64_t bytes) {
     ranks.push_back({{"rank", rank.rank}, {"steps", std::move(steps)}});
   }
   return {{"bytes", bytes}, {"ranks", std::move(ranks)}};
+}
+
+// What the ranks' sends achieved (real/link_rate.hpp), for the row's JSON; beside the
+// configured rate of the links (the slowest, as a ring runs at it) when they are emulated.
+Json achieved_rate_json(const real::AchievedRate& rate, const std::vector<double>& configured) {
+  Json ranks = Json::array();
+  for (const real::RankSendRate& r : rate.ranks)
+    ranks.push_back(
+        {{"rank", r.rank}, {"bytes", r.bytes}, {"busy_ns", r.busy_ns}, {"gbps", r.gbps()}});
+  Json out = {{"median_gbps", rate.median_gbps},
+              {"min_gbps", rate.min_gbps},
+              {"max_gbps", rate.max_gbps},
+              {"ranks", std::move(ranks)}};
+  if (!configured.empty()) {
+    const double slowest = *std::min_element(configured.begin(), configured.end());
+    out["configured_gbps"] = slowest;
+    out["fraction_of_configured"] = rate.median_gbps / slowest;
+  }
+  return out;
+}
+
+void print_achieved_rate(const real::AchievedRate& rate, const std::vector<double>& configured) {
+  const double slowest = *std::min_element(configured.begin(), configured.end());
+  std::printf("#   links: sends achieved %.3f Gbit/s (median over ranks; min %.3f, max %.3f) of "
+              "the configured %.3f Gbit/s (%.0f%%)\n",
+              rate.median_gbps, rate.min_gbps, rate.max_gbps, slowest,
+              100 * rate.median_gbps / slowest);
 }
 
 void print_header(const std::string& title, bool baseline) {
@@ -443,6 +477,11 @@ void run(const RealOptions& o) {
       rows.back()["nccl_baseline"] = baseline.name;
       rows.back()["nccl_time_ps"] = std::llround(baseline.seconds * 1e12);
     }
+    if (const std::optional<real::AchievedRate> rate = real::achieved_send_rate(run)) {
+      rows.back()["achieved_send"] = achieved_rate_json(*rate, cluster.configured_gbps());
+      if (printer && !cluster.configured_gbps().empty())
+        print_achieved_rate(*rate, cluster.configured_gbps());
+    }
     timelines.push_back(timeline_json(run, row.bytes));
     if (!run.ok) {
       failure = "size " + std::to_string(row.bytes) + " B: " + run.error;
@@ -456,6 +495,7 @@ void run(const RealOptions& o) {
     out["iterations"] = o.iterations;
     out["warmup"] = o.warmup;
     out["machine"] = real::describe_machine(cluster.description());
+    if (!cluster.configured_gbps().empty()) out["configured_link_gbps"] = cluster.configured_gbps();
     out["rows"] = std::move(rows);
     out["timelines"] = std::move(timelines);
     std::ofstream file(o.json);

@@ -16,6 +16,7 @@ struct RunOptions {
   std::string scenario;
   std::string json;
   std::string trace;
+  std::string trace_level = "steps";
   std::string links;
   std::string algorithm;
   std::int64_t seed = -1;
@@ -96,7 +97,9 @@ void run(const RunOptions& options) {
     std::cout << "# wrote " << options.links << "\n";
   }
   if (!trace_path.empty()) {
-    write_file(trace_path, [&](std::ostream& out) { runner::write_trace(report, out); });
+    write_file(trace_path, [&](std::ostream& out) {
+      runner::write_trace(report, out, *sim::parse_trace_level(options.trace_level));
+    });
     std::cout << "# wrote " << trace_path << " (open in https://ui.perfetto.dev)\n";
   }
   // The run's own jobs stand for the sweep point equal to the scenario, unless a flag changed
@@ -120,6 +123,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--json", options->json, "Write the machine-readable report to FILE");
   cmd->add_option("--trace", options->trace,
                   "Write a Chrome/Perfetto trace (one track per rank) to FILE");
+  cmd->add_option("--trace-level", options->trace_level,
+                  "What --trace holds: steps (every step; the default), collectives (one span "
+                  "per collective per rank and channel) or iterations (one span per training "
+                  "iteration per rank, with its compute and communication phases)")
+      ->check(CLI::IsMember({"steps", "collectives", "iterations"}));
   cmd->add_option("--links", options->links,
                   "Write the per-link load of each size (bytes, busy time, utilisation, busiest "
                   "first) to FILE as JSON, and print the busiest links of the largest size");

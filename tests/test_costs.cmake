@@ -15,7 +15,8 @@ foreach(cost_pair
         "19 collectives:sweep: every all_gather generator is correct"
         "19 jobs:backfilling shortens the mean wait of small jobs behind a large one"
         "13 scenario:every scenario under scenarios/ loads and its topology builds"
-        "9 collectives:nccl_ring: node layouts with chunks and channels")
+        "9 collectives:nccl_ring: node layouts with chunks and channels"
+        "9 runner:trace level: a training trace at each level names its tracks and shrinks")
   # "SECONDS NAME", split by hand: a name may hold a ";", which a CMake list would split.
   string(REGEX REPLACE " .*" "" seconds "${cost_pair}")
   string(REGEX REPLACE "^[0-9]+ " "" name "${cost_pair}")

@@ -73,6 +73,8 @@ check "training reports are byte-identical" bash -c \
   "'$ddlsim' run '$training' --json '$work/t1.json' >/dev/null && '$ddlsim' run '$training' --json '$work/t2.json' >/dev/null && cmp '$work/t1.json' '$work/t2.json'"
 check "a training trace has compute and communication tracks" bash -c \
   "'$ddlsim' run '$training' --trace '$work/tt.json' >/dev/null && /usr/bin/python3 -c \"import json; d=json.load(open('$work/tt.json')); ch={e['args']['channel'] for e in d['traceEvents'] if e['ph']=='X'}; assert 0 in ch and 1 in ch\""
+check "a training trace at --trace-level iterations names its tracks" bash -c \
+  "'$ddlsim' run '$training' --trace '$work/ti.json' --trace-level iterations >/dev/null && /usr/bin/python3 -c \"import json; d=json.load(open('$work/ti.json')); e=d['traceEvents']; names={(x['pid'], x['tid']) for x in e if x['ph']=='M' and x['name']=='thread_name'}; spans=[x for x in e if x['ph']=='X']; assert spans and all((x['pid'], x['tid']) in names for x in spans); assert any(x['name']=='iteration 1' for x in spans)\""
 cat >"$work/badmodel.json" <<'JSON'
 {"include": "cloud-v100-25g", "workload": {"type": "training", "model": "resnet5", "batch_per_gpu": 32}}
 JSON

@@ -3,6 +3,7 @@
 // Exits 77 (ctest: skipped) with the reason where namespaces cannot be made (no root).
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/real/host_backend.hpp"
+#include "ddlsim/real/link_rate.hpp"
 #include "ddlsim/real/netns_cluster.hpp"
 
 #include <cstdio>
@@ -80,6 +81,21 @@ int main() {
   check(fast.ok && slow.ok, "both transfers complete and check " + fast.error + slow.error);
   // 8x less rate: the transfer must take several times longer (a response to the input).
   check(slow.seconds > 3 * fast.seconds, "a link shaped 8x slower moves the bytes >3x slower");
+  // What the sender's link achieved (real/link_rate.hpp): positive, not above the configured
+  // rate (10% over for tbf's burst and timer slack would mean the measure is wrong), and lower
+  // on the slower link. Not asserted near the rate: a loaded machine has reached 57% of it.
+  const std::optional<real::AchievedRate> fast_rate = real::achieved_send_rate(fast);
+  const std::optional<real::AchievedRate> slow_rate = real::achieved_send_rate(slow);
+  check(fast_rate && slow_rate, "both runs have an achieved send rate");
+  if (fast_rate && slow_rate) {
+    std::printf("achieved: %.3f Gb/s of 2, %.3f Gb/s of 0.25\n", fast_rate->median_gbps,
+                slow_rate->median_gbps);
+    check(fast_rate->median_gbps > 0 && fast_rate->median_gbps <= 2.0 * 1.1,
+          "the 2 Gb/s link achieves a positive rate not above it");
+    check(slow_rate->median_gbps > 0 && slow_rate->median_gbps <= 0.25 * 1.1,
+          "the 0.25 Gb/s link achieves a positive rate not above it");
+    check(slow_rate->median_gbps < fast_rate->median_gbps, "the slower link achieves less");
+  }
   check(leftover_namespaces() == 0, "nothing is left behind");
   return failures == 0 ? 0 : 1;
 }

@@ -19,6 +19,13 @@ assert r["backend"] == "host" and r["engine"] == "host" and r["ranks"] == 3
 assert [row["bytes"] for row in r["rows"]] == [8, 64, 512, 4096], r["rows"]
 assert all(row["ok"] and row["checked"] and row["wrong"] == 0 and row["time_ps"] > 0 for row in r["rows"])
 assert len(r["results"]) == 4
+# The rate each rank's sends achieved: positive, below loopback's memory-copy ceiling; no
+# configured rate on loopback.
+for row in r["rows"]:
+    a = row["achieved_send"]
+    assert 0 < a["min_gbps"] <= a["median_gbps"] <= a["max_gbps"] < 2000, a
+    assert len(a["ranks"]) == 3 and all(x["bytes"] > 0 and x["busy_ns"] > 0 for x in a["ranks"]), a
+    assert "configured_gbps" not in a and "configured_link_gbps" not in r
 m = r["machine"]
 assert m["host"] and m["kernel"] and m["cpus"] >= 1 and "loopback" in m["link_emulation"]
 t = r["timelines"][-1]

@@ -34,7 +34,7 @@ RunReport run_scenario(const Scenario& scenario, const std::string& label,
   return collective_report(scenario, label, settings);
 }
 
-void write_trace(const RunReport& report, std::ostream& out) {
+void write_trace(const RunReport& report, std::ostream& out, sim::TraceLevel level) {
   if (!report.timeline_trace.is_null()) {
     out << report.timeline_trace.dump() << "\n";
     return;
@@ -42,8 +42,9 @@ void write_trace(const RunReport& report, std::ostream& out) {
   std::vector<sim::TraceSection> sections;
   sections.reserve(report.trace.size());
   for (const TracePart& part : report.trace)
-    sections.push_back({part.name, &part.steps, part.counter_names, part.counters});
-  sim::write_chrome_trace(sections, out);
+    sections.push_back(
+        {part.name, &part.steps, part.counter_names, part.counters, part.iteration_ends});
+  sim::write_chrome_trace(sections, out, level);
 }
 
 } // namespace ddlsim::runner

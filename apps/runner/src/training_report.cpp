@@ -224,8 +224,22 @@ RunReport training_report(const Scenario& scenario, const std::string& label,
   report.table = text.str();
   report.json = to_json(scenario, label, result.jobs);
   if (!result.details.json.is_null()) report.json[engine] = std::move(result.details.json);
-  if (settings.trace)
-    report.trace.push_back({"training iteration", std::move(result.steps_recorded), {}, {}});
+  if (settings.trace) {
+    TracePart part{"training iteration", std::move(result.steps_recorded), {}, {}};
+    // Each job's iterations end together on its GPUs (the last optimizer step over them).
+    for (const models::JobIteration& job : result.jobs) {
+      std::vector<Picoseconds> ends;
+      for (const Picoseconds time : job.iteration_times)
+        ends.push_back((ends.empty() ? 0 : ends.back()) + time);
+      for (const models::GpuIteration& gpu : job.gpus) {
+        if (gpu.rank < 0) continue;
+        if (part.iteration_ends.size() <= std::size_t(gpu.rank))
+          part.iteration_ends.resize(std::size_t(gpu.rank) + 1);
+        part.iteration_ends[std::size_t(gpu.rank)] = ends;
+      }
+    }
+    report.trace.push_back(std::move(part));
+  }
   report.jobs = std::move(result.jobs);
   return report;
 }

@@ -52,6 +52,9 @@ struct TracePart {
   std::vector<sim::StepRecord> steps;
   std::vector<std::string> counter_names; // e.g. the packet engine's switch queue depths
   std::vector<sim::TraceCounterPoint> counters;
+  // A training iteration: per global rank, when each iteration of its job ended (for
+  // --trace-level iterations); empty otherwise.
+  std::vector<std::vector<Picoseconds>> iteration_ends{};
 };
 
 struct RunReport {
@@ -82,8 +85,10 @@ std::shared_ptr<const models::NcclTuner> nccl_tuner(const Scenario& scenario);
 RunReport run_scenario(const Scenario& scenario, const std::string& label,
                        const RunSettings& settings = {});
 
-// The Chrome trace (open in https://ui.perfetto.dev) of a report made with RunSettings::trace.
-void write_trace(const RunReport& report, std::ostream& out);
+// The Chrome trace (open in https://ui.perfetto.dev) of a report made with RunSettings::trace,
+// at `level` (a job_trace workload's timeline is the same at every level).
+void write_trace(const RunReport& report, std::ostream& out,
+                 sim::TraceLevel level = sim::TraceLevel::steps);
 
 // Every point of a training scenario's sweep, one row each, in sweep order (the first axis
 // fastest): what `ddlsim plan` ranks, as a plain table. `ddlsim run` prints it after the files
