@@ -41,7 +41,7 @@ TEST_CASE("compute slowdown engine: a data-parallel iteration slows where comput
   CHECK(after.time > before.time);
   // Compute is at most s(its blocks) slower; communication is timed as before.
   CHECK(static_cast<double>(after.time) <
-        compute_slowdown(1e9, 80) * static_cast<double>(before.time));
+        sim::compute_slowdown(1e9, 80) * static_cast<double>(before.time));
   CHECK(after.steps == before.steps);
   CHECK(after.bytes_sent == before.bytes_sent);
   // Same scenario, same answer.
