@@ -36,14 +36,8 @@ void run(const RunOptions& options) {
   for (const std::string& warning : scenario.warnings)
     std::cerr << "ddlsim run: warning: " << warning << "\n";
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
-  if (options.compute_slowdown) {
-    if (sim::engine_name(scenario.engine) != "analytic")
-      throw InputError("--compute-slowdown",
-                       "the " + std::string(sim::engine_name(scenario.engine)) +
-                           " engine does not model compute slowed by communication kernels; "
-                           "only the analytic engine does");
-    scenario.engine.compute_slowdown = true;
-  }
+  // The engine layer refuses it on an engine that does not model it (sim::simulate).
+  if (options.compute_slowdown) scenario.engine.compute_slowdown = true;
   if (options.algorithm == "auto" && scenario.workload.type != "collective" &&
       scenario.workload.type != "iterative")
     throw InputError("--algorithm auto",
@@ -143,7 +137,7 @@ void add_run_command(CLI::App& app) {
       ->check(checks::positive());
   cmd->add_flag("--compute-slowdown", options->compute_slowdown,
                 "Slow compute beside communication kernels (engine.compute_slowdown: true), "
-                "analytic engine only");
+                "analytic and packet engines");
   cmd->add_flag("--progress", options->progress,
                 "Print progress (what is simulated, steps or events per second, simulated time, "
                 "ETA) once a second on stderr even when it is not a terminal (on a terminal it "

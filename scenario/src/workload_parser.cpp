@@ -209,7 +209,7 @@ EngineSpec parse_engine(const JsonValue& section) {
     engine.reduce_bytes_per_second = gbps_to_bytes_per_second(v->positive_number(1e6));
   if (auto v = object.optional("compute_slowdown")) {
     engine.compute_slowdown = v->boolean();
-    if (engine.compute_slowdown && name != "analytic")
+    if (engine.compute_slowdown && name == "flow")
       throw InputError("/engine/compute_slowdown",
                        "the " + name +
                            " engine does not model compute slowed by communication kernels; "

@@ -2,9 +2,9 @@
 
 #include "analytic_switch_groups.hpp"
 #include "analytic_transfer.hpp"
-#include "compute_slowdown_tracker.hpp"
 #include "connection_fifo.hpp"
 #include "ddlsim/core/sim_time.hpp"
+#include "ddlsim/sim/compute_slowdown_tracker.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"

@@ -42,14 +42,15 @@ EngineResult common_result(CollectiveTiming&& timing) {
   return result;
 }
 
-// Only the analytic engine models compute slowed by communication kernels: the others refuse
-// the option rather than run without it.
+// The flow engine does not model compute slowed by communication kernels: it refuses the option
+// rather than run without it.
 void refuse_compute_slowdown(const EngineSpec& spec) {
   if (spec.compute_slowdown)
     throw InputError("/engine/compute_slowdown",
                      "the " + std::string(engine_name(spec)) +
                          " engine does not model compute slowed by communication kernels; "
-                         "remove the key or use \"type\": \"analytic\"");
+                         "remove the key (or --compute-slowdown) or use \"type\": \"analytic\" "
+                         "or \"packet\"");
 }
 
 // The engines other than the analytic one hand steps over only as kept records.
@@ -104,11 +105,11 @@ struct ScheduleRun {
   }
 
   EngineResult operator()(const packet::PacketEngineSpec& packet_spec) const {
-    refuse_compute_slowdown(spec);
     auto options =
         shared_options<packet::PacketOptions>(spec, common, common.record_steps || bool(on_step));
     options.spec = packet_spec;
     options.record_queues = common.record_counters;
+    options.compute_slowdown = spec.compute_slowdown;
     packet::PacketTiming timing = packet::simulate_packet(topology, router, schedule, options);
     EngineDetails details;
     details.json = packet::packet_details(timing, topology);

@@ -1,5 +1,6 @@
-// The analytic engine's (event-driven evaluation) bookkeeping for compute slowed by the
-// communication kernels beside it (ddlsim/sim/compute_slowdown.hpp).
+// The engines' bookkeeping for compute slowed by the communication kernels beside it
+// (ddlsim/sim/compute_slowdown.hpp): the analytic engine's event-driven evaluation and the packet
+// engine's schedule driver share it, so both slow compute by the same rule.
 //
 // A program (rank, channel) other than the compute stream holds its call's thread blocks
 // (coll::Protocol::blocks_per_program) on its rank's GPU from the start of one of its
@@ -86,6 +87,9 @@ public:
     free_.push_back(id);
     return true;
   }
+
+  // Whether a rank's blocks changed since the last apply_changes (with compute steps running).
+  bool has_changes() const { return !changed_.empty(); }
 
   // Recomputes the end of every compute step whose rank's blocks changed since the last call.
   template <class Schedule> void apply_changes(Picoseconds now, Schedule&& schedule) {
