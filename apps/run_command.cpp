@@ -21,7 +21,8 @@ struct RunOptions {
   std::string algorithm;
   std::int64_t seed = -1;
   double max_wall_seconds = 0;
-  bool progress = false; // draw progress even when stderr is not a terminal
+  bool progress = false;         // draw progress even when stderr is not a terminal
+  bool compute_slowdown = false; // engine.compute_slowdown on, whatever the scenario says
 };
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -36,6 +37,8 @@ void run(const RunOptions& options) {
   for (const std::string& warning : scenario.warnings)
     std::cerr << "ddlsim run: warning: " << warning << "\n";
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
+  // The engine layer refuses it on an engine that does not model it (sim::simulate).
+  if (options.compute_slowdown) scenario.engine.compute_slowdown = true;
   if (options.algorithm == "auto" && scenario.workload.type != "collective" &&
       scenario.workload.type != "iterative")
     throw InputError("--algorithm auto",
@@ -104,7 +107,7 @@ void run(const RunOptions& options) {
   }
   // The run's own jobs stand for the sweep point equal to the scenario, unless a flag changed
   // what ran.
-  const bool as_loaded = options.seed < 0 && options.algorithm.empty();
+  const bool as_loaded = options.seed < 0 && options.algorithm.empty() && !options.compute_slowdown;
   if (scenario.workload.type == "training" && !scenario.sweep.empty())
     runner::print_sweep_points(scenario, std::cout, as_loaded ? &report : nullptr);
   if (!report.incomplete.empty()) throw IncompleteRun(stopped);
@@ -140,6 +143,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
                   "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
       ->check(checks::positive());
+  cmd->add_flag("--compute-slowdown", options->compute_slowdown,
+                "Slow compute beside communication kernels (engine.compute_slowdown: true), "
+                "analytic and packet engines");
   cmd->add_flag("--progress", options->progress,
                 "Print progress (what is simulated, steps or events per second, simulated time, "
                 "ETA) once a second on stderr even when it is not a terminal (on a terminal it "

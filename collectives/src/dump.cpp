@@ -44,8 +44,9 @@ constexpr std::array kBuffers{Buffer::input, Buffer::output, Buffer::scratch};
 constexpr std::array kCodecs{Codec::none, Codec::topk, Codec::fp16_cast, Codec::chunk_norms,
                              Codec::chunk_select};
 
-// switch_efficiency is written only where it is not 1 (only NVLS calls have one), so dumps of
-// the other protocols keep their form.
+// switch_efficiency and blocks_per_program are written only where they are not 1 (only NVLS
+// calls have the first; only NCCL-tuned calls the second), so dumps of the other protocols keep
+// their form.
 Json protocol_json(const Protocol& protocol) {
   Json j = {{"name", protocol.name},
             {"payload_efficiency", protocol.payload_efficiency},
@@ -53,6 +54,7 @@ Json protocol_json(const Protocol& protocol) {
             {"inter_hop_ps", protocol.inter_hop_ps},
             {"reduce_in_flight", protocol.reduce_in_flight}};
   if (protocol.switch_efficiency != 1.0) j["switch_efficiency"] = protocol.switch_efficiency;
+  if (protocol.blocks_per_program != 1.0) j["blocks_per_program"] = protocol.blocks_per_program;
   return j;
 }
 
@@ -65,6 +67,7 @@ Protocol parse_protocol(const JsonValue& value) {
   protocol.inter_hop_ps = o.required("inter_hop_ps").integer(0, INT64_MAX);
   protocol.reduce_in_flight = o.required("reduce_in_flight").boolean();
   if (auto v = o.optional("switch_efficiency")) protocol.switch_efficiency = v->number(0, 1);
+  if (auto v = o.optional("blocks_per_program")) protocol.blocks_per_program = v->number(0, 1e6);
   o.finish();
   check_protocol(protocol, "protocol");
   return protocol;

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <string_view>
+#include <utility>
 
 namespace ddlsim::models {
 namespace {
@@ -143,6 +145,43 @@ std::vector<GpuModel> catalog() {
   };
 }
 
+// Streaming multiprocessors (SMs) of the NVIDIA GPUs whose count the vendor publishes: NVIDIA's
+// architecture whitepapers (Pascal: Tesla P100 56; Volta: V100 80; Turing: T4 40, RTX 2080 Ti
+// 68; Ampere GA100: A100 108; GA102: RTX 3090 82; Ada: RTX 4090 128, L40S 142, L4 58; Hopper:
+// H100 SXM5 132, H100 PCIe 114) and the H100 NVL, H200 and GH200 datasheets (the Hopper GPU with
+// 132 SMs). P40: 3,840 CUDA cores at 128 per Pascal GP102 SM (Tesla P40 datasheet), 30.
+// Not published per GPU, so 0 (compute is then not slowed by communication kernels): A10G,
+// B200, GB200; AMD's compute units are not SMs and RCCL's blocks were not measured: 0.
+int streaming_multiprocessors(const std::string& full_name) {
+  static const std::array<std::pair<std::string_view, int>, 22> kSms{{
+      {"P100-SXM2-16GB", 56},
+      {"P40", 30},
+      {"V100-SXM2-16GB", 80},
+      {"V100-SXM2-32GB", 80},
+      {"V100-PCIe-16GB", 80},
+      {"V100-PCIe-32GB", 80},
+      {"T4", 40},
+      {"RTX-2080-Ti", 68},
+      {"RTX-3090", 82},
+      {"RTX-4090", 128},
+      {"L4", 58},
+      {"L40S", 142},
+      {"A100-SXM4-40GB", 108},
+      {"A100-SXM4-80GB", 108},
+      {"A100-PCIe-40GB", 108},
+      {"A100-PCIe-80GB", 108},
+      {"H100-SXM5-80GB", 132},
+      {"H100-PCIe-80GB", 114},
+      {"H100-NVL-94GB", 132},
+      {"H200-SXM-141GB", 132},
+      {"GH200-96GB", 132},
+      {"GH200-144GB", 132},
+  }};
+  for (const auto& [name, sms] : kSms)
+    if (name == full_name) return sms;
+  return 0;
+}
+
 GpuSpec to_spec(const GpuModel& model) {
   GpuSpec gpu;
   gpu.name = model.report_name;
@@ -156,6 +195,7 @@ GpuSpec to_spec(const GpuModel& model) {
   gpu.fp16_efficiency = kFp16Efficiency;
   gpu.kernel_overhead = kKernelOverhead;
   gpu.compute_capability = model.compute_capability;
+  gpu.sms = streaming_multiprocessors(model.full_name);
   return gpu;
 }
 

@@ -194,7 +194,12 @@ private:
     c.call.dtype = dtype; // bf16 values move and reduce like fp16
     c.call.algorithm = op == coll::Op::all_to_all ? "pairwise" : spec_.algorithm;
     c.exchange = userbuffers && op == coll::Op::all_gather;
-    if (userbuffers) c.call.algorithm = "ring";
+    // Userbuffers' exchanges run on the copy engines; the SMs its reduce-scatters take are in
+    // the GEMM times already (llm_tp_overlap.cpp): no thread blocks to count.
+    if (userbuffers) {
+      c.call.algorithm = "ring";
+      c.call.protocol.blocks_per_program = 0;
+    }
     const std::vector<int> members = plan_.group_members(group, 0);
     for (int r : members)
       c.call.node_of_rank.push_back(spec_.node_of_gpu[static_cast<std::size_t>(r)]);
@@ -217,6 +222,9 @@ private:
         // A lane per program channel of the generator (nvls_tree runs several per channel).
         c.lanes = coll::find_algorithm(op, c.call.algorithm)->channels(c.call);
         c.call.protocol = nccl_protocol(nccl->system(), choice.algorithm, choice.protocol);
+        // NCCL's kernel holds one thread block per channel, spread over the call's lanes.
+        c.call.protocol.blocks_per_program =
+            static_cast<double>(choice.channels) / static_cast<double>(c.lanes);
         c.overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
         c.nccl_choice = choice.describe();
       }

@@ -248,6 +248,10 @@ void resolve_nccl(PlannedCollective& c, const JobSpec& spec, const PlanOptions& 
   c.call.params.channels = choice.channels;
   c.call.params.chunks = nccl_pipeline_chunks(tuner.system(), choice, c.call.bytes);
   c.call.protocol = nccl_protocol(tuner.system(), choice.algorithm, choice.protocol);
+  // NCCL's kernel holds one thread block per channel, spread over the generator's programs.
+  if (const coll::Algorithm* algorithm = coll::find_algorithm(c.call.op, c.call.algorithm))
+    c.call.protocol.blocks_per_program =
+        static_cast<double>(choice.channels) / static_cast<double>(algorithm->channels(c.call));
   c.call_overhead = nccl_call_overhead(choice.algorithm, choice.protocol);
   c.nccl_choice = choice.describe();
 }

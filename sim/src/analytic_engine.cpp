@@ -4,6 +4,7 @@
 #include "analytic_transfer.hpp"
 #include "connection_fifo.hpp"
 #include "ddlsim/core/sim_time.hpp"
+#include "ddlsim/sim/compute_slowdown_tracker.hpp"
 #include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/flow_network.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
@@ -14,6 +15,7 @@
 
 #include <array>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace ddlsim::sim {
@@ -55,6 +57,15 @@ public:
     for (int r = 0; r < ranks; ++r)
       for (int c = 0; c < channels; ++c)
         programs_[program_of(r, static_cast<std::uint16_t>(c))].stream = schedule.program(r, c);
+    if (options.compute_slowdown) {
+      std::vector<int> sms;
+      for (const GpuRates& rank : rates_) sms.push_back(rank.sms);
+      slowdown_.emplace(programs, std::move(sms));
+      for (const coll::Protocol& protocol : schedule.protocols())
+        blocks_of_protocol_.push_back(protocol.blocks_per_program);
+      if (blocks_of_protocol_.empty())
+        blocks_of_protocol_.push_back(coll::Protocol{}.blocks_per_program);
+    }
   }
 
   CollectiveTiming run() {
@@ -62,6 +73,7 @@ public:
     constexpr Picoseconds kNever = std::numeric_limits<Picoseconds>::max();
     std::vector<std::uint64_t> finished;
     while (true) {
+      if (slowdown_) apply_slowdowns();
       flows_.update_rates(now_);
       fill_window();
       const Picoseconds next_event = events_.empty() ? kNever : events_.next_time();
@@ -136,6 +148,9 @@ private:
   static constexpr std::array<std::size_t, 4> kLevelAt{kWindow - 1, 10, 6, 2};
   void prefetch_event(const Event& event, int level) {
     switch (event.kind) {
+    case EventKind::slowed_done:
+      return;
+    case EventKind::compute_done:
     case EventKind::local_done:
       if (level == 1)
         prefetch_program(event.a);
@@ -302,6 +317,8 @@ private:
     const std::int32_t rank = rank_of(p);
     // A send and its receive belong to one call (rule 2 of step.hpp): either names its protocol.
     const std::uint8_t protocol = programs_[p].pending_protocol;
+    if (slowdown_ && step.kind != StepKind::compute && channel_of(p) != options_.compute_channel)
+      slowdown_->comm_started(p, rank, blocks_of_protocol_[protocol]);
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel_of(p));
       ProgramState& receiver = programs_[q];
@@ -328,7 +345,12 @@ private:
       begin_switch(step, p, index);
     } else if (step.kind == StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
-      schedule(now_ + static_cast<Picoseconds>(step.bytes), Event{EventKind::local_done, p, index});
+      if (!slowdown_)
+        schedule(now_ + static_cast<Picoseconds>(step.bytes),
+                 Event{EventKind::local_done, p, index});
+      else
+        begin_compute(p, index, static_cast<Picoseconds>(step.bytes));
+      return; // not communication
     } else {
       const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
       schedule(now_ + options_.per_step_overhead + duration(step.bytes, rate),
@@ -464,7 +486,35 @@ private:
     case EventKind::lone_through:
       if (transfers_[event.a].generation == event.b) bytes_through(event.a);
       break;
+    case EventKind::compute_done:
+      complete(StepRef{event.a, event.b}, false);
+      break;
+    case EventKind::slowed_done: {
+      detail::ComputeSlowdownTracker::Finished done;
+      if (slowdown_->finish(event.a, event.b, done))
+        complete(StepRef{done.program, done.index}, false);
+      break;
     }
+    }
+  }
+
+  // A compute step: slowed on the compute stream, as it was elsewhere (launch costs, markers).
+  void begin_compute(std::uint32_t p, std::uint32_t index, Picoseconds duration) {
+    if (channel_of(p) != options_.compute_channel) {
+      schedule(now_ + duration, Event{EventKind::compute_done, p, index});
+      return;
+    }
+    slowdown_->start(p, index, rank_of(p), duration, now_,
+                     [&](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
+                       schedule(end, Event{EventKind::slowed_done, slot, generation});
+                     });
+  }
+  // Once per instant: the compute steps of the ranks whose communication changed get new ends.
+  void apply_slowdowns() {
+    slowdown_->apply_changes(now_,
+                             [&](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
+                               schedule(end, Event{EventKind::slowed_done, slot, generation});
+                             });
   }
 
   // The latency of transfer `id` is over: its bytes start to move once the transfer before it on
@@ -514,8 +564,11 @@ private:
     flows_.start(*transfer.path, bytes, id, now_);
   }
 
-  void complete(StepRef ref) {
+  // `communication`: a step other than a compute step (it held its call's thread blocks).
+  void complete(StepRef ref, bool communication = true) {
     ProgramState& program = programs_[ref.program];
+    if (slowdown_ && communication && channel_of(ref.program) != options_.compute_channel)
+      slowdown_->comm_ended(ref.program, rank_of(ref.program));
     ProgramOverflow& overflow = overflow_[ref.program];
     last_completion_ = now_;
     if (++steps_done_ % kProgressInterval == 0 && options_.progress &&
@@ -585,6 +638,10 @@ private:
   bool stopped_ = false;
   // Steps are recorded for CollectiveTiming::steps_recorded, AnalyticOptions::on_step or both.
   const bool recording_ = options_.record_steps || options_.on_step != nullptr;
+  // With AnalyticOptions::compute_slowdown: the thread blocks in flight per rank and the slowed
+  // compute steps; the blocks each program of a protocol's calls holds (Step::protocol).
+  std::optional<detail::ComputeSlowdownTracker> slowdown_;
+  std::vector<double> blocks_of_protocol_;
   CollectiveTiming result_;
 };
 
@@ -592,7 +649,7 @@ private:
 
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options) {
-  if (options.try_dependency_order) {
+  if (options.try_dependency_order && !options.compute_slowdown) {
     if (std::optional<CollectiveTiming> timing =
             simulate_dependency_order(topology, router, schedule, options))
       return *std::move(timing);

@@ -42,7 +42,9 @@ enum class AnalyticEventKind : std::uint8_t {
   latency_done,
   reduce_done,
   lone_done,
-  lone_through // a lone recv_reduce's bytes have arrived; it still reduces (ConnectionFifo)
+  lone_through, // a lone recv_reduce's bytes have arrived; it still reduces (ConnectionFifo)
+  compute_done, // with compute_slowdown: a compute step not slowed (a = program, b = index)
+  slowed_done   // with compute_slowdown: a slowed compute step (a = slot, b = generation)
 };
 struct AnalyticEvent {
   AnalyticEventKind kind;

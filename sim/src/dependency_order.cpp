@@ -597,6 +597,9 @@ std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& 
   // First every transfer is assumed alone on its links; each attempt that finds sharing on a
   // class of links times that class event-driven in the next, until one succeeds or no new
   // class is named (cross-program waits, a schedule that cannot finish).
+  // A compute step's end then depends on the communication in flight beside it on its rank,
+  // which only the event-driven evaluation follows in time order.
+  if (options.compute_slowdown) return std::nullopt;
   std::uint8_t shared_classes = 0;
   while (true) {
     DependencyOrderRun attempt(topology, router, schedule, options, shared_classes);

@@ -8,13 +8,14 @@ namespace ddlsim::sim {
 GpuRates gpu_rates(std::string_view gpu_model) {
   // The memory bandwidth from the GPU model's datasheet (models/src/gpu_catalog.cpp); a model
   // ddlsim does not know is an error, not another GPU's rate.
-  const double memory = models::find_gpu(gpu_model, "topology: a node's gpu_model (its memory "
-                                                    "bandwidth sets the reduction rate)")
-                            .memory_bytes_per_second;
+  const models::GpuSpec gpu = models::find_gpu(gpu_model, "topology: a node's gpu_model (its "
+                                                          "memory bandwidth sets the reduction "
+                                                          "rate)");
+  const double memory = gpu.memory_bytes_per_second;
   // Streaming kernels reach roughly 80-90% of peak; the byte counts below are per byte of the
   // step's `bytes`. A codec (top-k selection by threshold search) makes about 4 passes.
   const double achievable = 0.85 * memory;
-  return GpuRates{memory, achievable / 3.0, achievable / 2.0, achievable / 8.0};
+  return GpuRates{memory, achievable / 3.0, achievable / 2.0, achievable / 8.0, gpu.sms};
 }
 
 std::vector<GpuRates> rank_rates(const topo::Topology& topology, int ranks,

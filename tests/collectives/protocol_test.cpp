@@ -62,6 +62,18 @@ TEST_CASE("protocol: a switch efficiency is dumped only where it is not 1, and r
   CHECK(Schedule::from_materialized(reload(m)).protocols().front().switch_efficiency == 0.85);
 }
 
+TEST_CASE("protocol: thread blocks per program are dumped only where not 1, and reload") {
+  CollectiveCall call = make_call(Op::all_reduce, "ring", 4, 64);
+  call.protocol = ll();
+  CHECK_FALSE(to_json(materialize(Schedule::make(call)))["call"]["protocol"].contains(
+      "blocks_per_program"));
+  call.protocol.blocks_per_program = 16; // NCCL's 16 channels on one program (a lane)
+  const MaterializedSchedule m = materialize(Schedule::make(call));
+  CHECK(to_json(m)["call"]["protocol"]["blocks_per_program"] == 16);
+  CHECK(reload(m) == m);
+  CHECK(Schedule::from_materialized(reload(m)).protocols().front().blocks_per_program == 16);
+}
+
 TEST_CASE("protocol: steps naming a missing protocol, or pairs that disagree, are rejected") {
   MaterializedSchedule m = materialize(Schedule::make(make_call(Op::all_reduce, "ring", 2, 4)));
   MaterializedSchedule missing = m;

@@ -1,5 +1,6 @@
 #include "schedule_run.hpp"
 
+#include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/sim/packet/packet_report.hpp"
@@ -41,6 +42,17 @@ EngineResult common_result(CollectiveTiming&& timing) {
   return result;
 }
 
+// The flow engine does not model compute slowed by communication kernels: it refuses the option
+// rather than run without it.
+void refuse_compute_slowdown(const EngineSpec& spec) {
+  if (spec.compute_slowdown)
+    throw InputError("/engine/compute_slowdown",
+                     "the " + std::string(engine_name(spec)) +
+                         " engine does not model compute slowed by communication kernels; "
+                         "remove the key (or --compute-slowdown) or use \"type\": \"analytic\" "
+                         "or \"packet\"");
+}
+
 // The engines other than the analytic one hand steps over only as kept records.
 void hand_over_steps(EngineResult& result, const CommonOptions& common, const StepSink& on_step) {
   if (!on_step) return;
@@ -78,10 +90,12 @@ struct ScheduleRun {
     options.on_step = on_step;
     options.on_restart = on_restart;
     options.on_step_channels = on_step_channels;
+    options.compute_slowdown = spec.compute_slowdown;
     return common_result(simulate_analytic(topology, router, schedule, options));
   }
 
   EngineResult operator()(const flow::FlowEngineSpec& model) const {
+    refuse_compute_slowdown(spec);
     auto options =
         shared_options<flow::FlowOptions>(spec, common, common.record_steps || bool(on_step));
     options.model = model;
@@ -95,6 +109,7 @@ struct ScheduleRun {
         shared_options<packet::PacketOptions>(spec, common, common.record_steps || bool(on_step));
     options.spec = packet_spec;
     options.record_queues = common.record_counters;
+    options.compute_slowdown = spec.compute_slowdown;
     packet::PacketTiming timing = packet::simulate_packet(topology, router, schedule, options);
     EngineDetails details;
     details.json = packet::packet_details(timing, topology);
@@ -110,7 +125,9 @@ struct ScheduleRun {
 } // namespace
 
 AnalyticOptions analytic_options(const EngineSpec& spec, const CommonOptions& options) {
-  return shared_options<AnalyticOptions>(spec, options, false);
+  auto analytic = shared_options<AnalyticOptions>(spec, options, false);
+  analytic.compute_slowdown = spec.compute_slowdown;
+  return analytic;
 }
 
 EngineResult run_schedule(const coll::Schedule& schedule, const topo::Topology& topology,

@@ -18,6 +18,8 @@ enum class EventKind : std::uint8_t {
   pfc_frame,     // PfcFrameEvent: a PAUSE or RESUME frame reached the port it addresses
   rate_timer,    // TimerEvent: DCQCN's rate increase timer
   loss_timeout,  // TimerEvent: a loss-tolerant receiver's give-up timer
+  compute_done,  // StepEvent: with compute_slowdown, a compute step not slowed finished
+  slowed_done,   // TimerEvent: with compute_slowdown, a slowed compute step (message = its slot)
 };
 
 struct PortEvent {
@@ -69,6 +71,15 @@ struct Event {
     event.kind = EventKind::local_done;
     event.step = StepEvent{program, index};
     return event;
+  }
+  static Event compute_done(std::uint32_t program, std::uint32_t index) {
+    Event event;
+    event.kind = EventKind::compute_done;
+    event.step = StepEvent{program, index};
+    return event;
+  }
+  static Event slowed_done(std::uint32_t slot, std::uint32_t generation) {
+    return of(EventKind::slowed_done, TimerEvent{slot, generation});
   }
   static Event reduce_done(std::uint32_t message) {
     return of(EventKind::reduce_done, MessageEvent{message});

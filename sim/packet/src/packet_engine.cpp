@@ -45,6 +45,8 @@ public:
     driver().start();
     bool stopped = false;
     while (!net.events.empty() && !stopped) {
+      // Once per instant, before time moves on: compute steps get their new ends.
+      if (net.events.next_time() != net.now && driver().apply_slowdowns()) continue;
       net.now = net.events.next_time();
       const Event event = net.events.pop();
       if (++net.result.events % kProgressInterval == 0 && net.options.progress &&
@@ -106,6 +108,12 @@ private:
       break;
     case EventKind::loss_timeout:
       receiver().on_loss_timeout(event.timer);
+      break;
+    case EventKind::compute_done:
+      driver().complete(StepRef{event.step.program, event.step.index}, false);
+      break;
+    case EventKind::slowed_done:
+      driver().finish_slowed(event.timer.message, event.timer.generation);
       break;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "ddlsim/collectives/step.hpp"
 #include "ddlsim/core/input_error.hpp"
+#include "ddlsim/sim/compute_slowdown_tracker.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "network.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,6 +43,31 @@ public:
         program.rank = r;
         program.channel = static_cast<std::uint16_t>(c);
       }
+    if (options.compute_slowdown) {
+      std::vector<int> sms;
+      for (const GpuRates& rank : rates_) sms.push_back(rank.sms);
+      slowdown_.emplace(programs_.size(), std::move(sms));
+      for (const coll::Protocol& protocol : schedule.protocols())
+        blocks_of_protocol_.push_back(protocol.blocks_per_program);
+      if (blocks_of_protocol_.empty())
+        blocks_of_protocol_.push_back(coll::Protocol{}.blocks_per_program);
+    }
+  }
+
+  // With compute_slowdown: gives the compute steps of the ranks whose communication changed
+  // this instant their new ends; whether there was anything to do.
+  bool apply_slowdowns() {
+    if (!slowdown_ || !slowdown_->has_changes()) return false;
+    slowdown_->apply_changes(net().now, [&](Picoseconds end, std::uint32_t id, std::uint32_t g) {
+      net().events.push(end, Event::slowed_done(id, g));
+    });
+    return true;
+  }
+
+  // A slowed compute step's end came (unless a later one replaced it).
+  void finish_slowed(std::uint32_t id, std::uint32_t generation) {
+    detail::ComputeSlowdownTracker::Finished done;
+    if (slowdown_->finish(id, generation, done)) complete(StepRef{done.program, done.index}, false);
   }
 
   // Starts what every program can start at time zero.
@@ -73,8 +100,11 @@ public:
     engine().sender().maybe_free(id);
   }
 
-  void complete(StepRef ref) {
+  // `communication`: a step other than a compute step (it held its call's thread blocks).
+  void complete(StepRef ref, bool communication = true) {
     Program& program = programs_[ref.program];
+    if (slowdown_ && communication && program.channel != net().options.compute_channel)
+      slowdown_->comm_ended(ref.program, program.rank);
     program.cursor.complete(ref.index);
     const Slot& done = slot(ref);
     const Picoseconds now = net().now;
@@ -160,6 +190,9 @@ private:
   }
 
   void begin(const Slot step, StepRef ref, std::int32_t rank, std::uint16_t channel) {
+    if (slowdown_ && step.kind != coll::StepKind::compute &&
+        channel != net().options.compute_channel)
+      slowdown_->comm_started(ref.program, rank, blocks_of_protocol_.at(step.protocol));
     if (step.is_send()) {
       Program& receiver = programs_[program_of(step.peer, channel)];
       Waiting receive;
@@ -184,8 +217,16 @@ private:
                                      "or an algorithm without NVLS (e.g. ring, nccl_ring)");
     } else if (step.kind == coll::StepKind::compute) {
       // A modelled duration: no per-step overhead on top (the workload model includes it).
-      net().events.push(net().now + static_cast<Picoseconds>(step.bytes),
-                        Event::local_done(ref.program, ref.index));
+      const auto time = static_cast<Picoseconds>(step.bytes);
+      if (!slowdown_)
+        net().events.push(net().now + time, Event::local_done(ref.program, ref.index));
+      else if (channel != net().options.compute_channel)
+        net().events.push(net().now + time, Event::compute_done(ref.program, ref.index));
+      else
+        slowdown_->start(ref.program, ref.index, rank, time, net().now,
+                         [&](Picoseconds end, std::uint32_t id, std::uint32_t g) {
+                           net().events.push(end, Event::slowed_done(id, g));
+                         });
     } else {
       const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
       net().events.push(net().now + net().options.per_step_overhead + duration(step.bytes, rate),
@@ -261,6 +302,10 @@ private:
   std::vector<ProtocolCost> protocols_; // indexed by Step::protocol
   std::vector<Program> programs_;
   std::uint32_t channels_ = 1;
+  // With PacketOptions::compute_slowdown: the thread blocks in flight per rank and the slowed
+  // compute steps; the blocks each program of a protocol's calls holds (Step::protocol).
+  std::optional<detail::ComputeSlowdownTracker> slowdown_;
+  std::vector<double> blocks_of_protocol_;
 };
 
 } // namespace ddlsim::sim::packet

@@ -62,6 +62,12 @@ struct Protocol {
   std::int64_t intra_hop_ps = 0;   // per transfer inside a node
   std::int64_t inter_hop_ps = 0;   // per transfer that crosses the network
   bool reduce_in_flight = false;
+  // Thread blocks the call's kernel keeps resident on each GPU per program of the Schedule while
+  // a step of that program is in flight: NCCL runs one block per channel, so NCCL's channels of
+  // the call / the Schedule programs (lanes) it runs on; 0 for transfers that take no SMs (copy
+  // engines). Engines that model compute slowed by communication kernels count them
+  // (sim/compute_slowdown.hpp); nothing else reads it.
+  double blocks_per_program = 1.0;
 
   bool operator==(const Protocol&) const = default;
 };

@@ -5,8 +5,9 @@
 // reduction and top-k selection rates are what the collectives' local steps run at.
 //
 // What it does not model: cuDNN algorithm choice per shape, tensor-core shape alignment,
-// kernel fusion, memory capacity (a batch that does not fit is not rejected), clock throttling,
-// and compute slowed by concurrent communication kernels (they share SMs and HBM on real GPUs).
+// kernel fusion, memory capacity (a batch that does not fit is not rejected) and clock
+// throttling. Compute slowed by concurrent communication kernels is the engines' (optional,
+// sim/compute_slowdown.hpp), from the SM count here.
 #pragma once
 
 #include "ddlsim/core/units.hpp"
@@ -41,6 +42,10 @@ struct GpuSpec {
   double memory_efficiency = 0.8;  // fraction of the memory bandwidth streaming kernels reach
   Picoseconds kernel_overhead = 0; // per layer and pass (launch and framework dispatch)
   int compute_capability = 0;      // CUDA compute capability x10 (90 = sm_90); 0 = not CUDA
+  // Streaming multiprocessors (gpu_catalog.cpp); 0 = no published figure. The share of them
+  // that communication kernels' thread blocks hold sets how much they slow compute beside them
+  // (sim/compute_slowdown.hpp).
+  int sms = 0;
   // Collective local steps: reduction (reads 2, writes 1 byte per byte) and top-k selection.
   double reduce_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 3; }
   double topk_bytes_per_second() const { return memory_efficiency * memory_bytes_per_second / 8; }

@@ -18,7 +18,8 @@
 // rules of collectives/step.hpp, and a send and its receive start moving data once both have
 // started (rendezvous). What it does not model: packets, queues, congestion control, loss,
 // protocol headers beyond the protocol's wire bytes, or contention between compute and
-// communication for GPU memory bandwidth.
+// communication for GPU memory bandwidth; compute slowed by communication kernels' SMs only with
+// AnalyticOptions::compute_slowdown.
 #pragma once
 
 #include "ddlsim/collectives/schedule.hpp"
@@ -59,6 +60,12 @@ struct AnalyticOptions {
   // Called when the dependency-order evaluation gave up after handing steps to on_step, before
   // the event-driven evaluation hands them all over again: a sink that counts steps starts over.
   std::function<void()> on_restart;
+  // Compute slowed by the communication kernels beside it (compute_slowdown.hpp): compute steps
+  // on channel `compute_channel` progress at 1 / compute_slowdown(thread blocks of the rank's
+  // programs with a communication step in flight, the GPU's SMs) of their rate. Compute steps on
+  // other channels (launch costs, markers) are never slowed. Runs the event-driven evaluation.
+  bool compute_slowdown = false;
+  std::uint16_t compute_channel = 0;
   // Try the dependency-order evaluation first (simulate_dependency_order); false = always the
   // event-driven one. Both give the same timing; tests compare them.
   bool try_dependency_order = true;
@@ -95,7 +102,8 @@ CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router&
 // link classes where it finds sharing are timed event-driven inside it (a new attempt per class
 // found). Returns exactly the timing of the event-driven evaluation, or std::nullopt when it
 // cannot order the schedule: a cross-program wait on an end it forgot before the first wait or on a
-// missing channel, a schedule that cannot finish, or more than 2^31 steps in a program. Its
+// missing channel, a schedule that cannot finish, more than 2^31 steps in a program, or
+// options.compute_slowdown (the event-driven evaluation models it). Its
 // steps_recorded come in the order it timed the steps, not in completion order.
 std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& topology,
                                                           topo::Router& router,

@@ -15,6 +15,7 @@ struct GpuRates {
   double reduce_bytes_per_second = 0; // dst = a + b: reads 2 bytes, writes 1 per byte reduced
   double copy_bytes_per_second = 0;   // reads 1, writes 1
   double codec_bytes_per_second = 0;  // top-k / norms / casts: several passes over the input
+  int sms = 0; // streaming multiprocessors (models::GpuSpec::sms); 0 = no published figure
 };
 
 // The rate at which a GPU runs a local step of `kind`, in bytes per second: a reduce at its

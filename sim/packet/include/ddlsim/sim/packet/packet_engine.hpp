@@ -34,6 +34,10 @@ struct PacketOptions {
   std::uint64_t seed = 1;             // ECMP hash, spraying
   bool record_steps = false;          // fill PacketTiming::steps_recorded
   bool record_queues = false;         // fill PacketTiming::queue_samples (switch ports only)
+  // Compute slowed by the communication kernels beside it, as the analytic engine does it
+  // (AnalyticOptions::compute_slowdown, ddlsim/sim/compute_slowdown.hpp).
+  bool compute_slowdown = false;
+  std::uint16_t compute_channel = 0;
   // Called every kProgressInterval events with the simulated time and the events handled;
   // returning false stops the run early (PacketTiming::complete is then false).
   std::function<bool(Picoseconds simulated, std::uint64_t events)> progress;

@@ -1,0 +1,192 @@
+// Compute slowed by the communication kernels beside it (AnalyticOptions::compute_slowdown,
+// sim/compute_slowdown.hpp): rank 0 computes on channel 0 while its channels 1..c send to rank
+// 1, each holding its call's thread blocks on rank 0's GPU while its send is in flight. Times
+// are worked out by hand from the measured curve (tests/data/gpu-overlap/h200-overlap.tsv).
+#include "ddlsim/sim/analytic_engine.hpp"
+#include "ddlsim/sim/compute_slowdown.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace ddlsim;
+using namespace ddlsim::coll;
+using namespace ddlsim::sim;
+
+namespace {
+
+constexpr double kLink = 1e10;                  // bytes/s: 100 ps per byte
+constexpr Picoseconds kLatency = 500'000;       // per link: 1 us between the two GPUs
+constexpr Picoseconds kCompute = 10'000'000;    // 10 us of compute on rank 0
+constexpr std::uint64_t kLongBytes = 1'000'000; // 100 us on the wire: outlasts the compute
+
+// The H200's curve points (132 SMs), as sim/compute_slowdown.hpp averages the measured rows.
+constexpr double kS8 = (1.148 + 1.135 + 1.223 + 1.129) / 4.0;
+constexpr double kS16 = (1.224 + 1.243 + 1.215 + 1.235) / 4.0;
+constexpr double kS32 = (1.328 + 1.372 + 1.328 + 1.346) / 4.0;
+constexpr double kS64 = (1.859 + 1.932 + 1.854 + 1.930) / 4.0;
+
+// Two GPUs of model `gpu`, each alone in its node, on one switch.
+topo::Topology pair_of(const std::string& gpu) {
+  topo::Topology t;
+  const topo::VertexId hub = t.add_vertex({topo::VertexKind::network_switch, "switch", -1, 0, 0});
+  for (int r = 0; r < 2; ++r) {
+    const topo::VertexId v =
+        t.add_vertex({topo::VertexKind::gpu, "node" + std::to_string(r) + "/gpu0", r, 0, -1});
+    t.add_duplex_link(v, hub, kLink, kLatency, topo::LinkClass::nic);
+    topo::Node node;
+    node.preset = "test";
+    node.gpu_model = gpu;
+    node.gpus = {v};
+    t.add_node(node);
+  }
+  return t;
+}
+
+Step compute(Picoseconds duration) {
+  Step step;
+  step.kind = StepKind::compute;
+  step.param = static_cast<double>(duration);
+  return step;
+}
+
+Step transfer(StepKind kind, int peer, std::uint64_t bytes) {
+  Step step;
+  step.kind = kind;
+  step.peer = peer;
+  step.bytes = bytes;
+  const bool send = kind == StepKind::send;
+  (send ? step.src : step.dst) = BufferRange{send ? Buffer::input : Buffer::output, 0, bytes};
+  return step;
+}
+
+// Rank 0 computes kCompute on channel 0; each of its channels 1..busy waits `delay` (a compute
+// step there: a launch cost, never slowed and holding no blocks), then sends `bytes` to rank 1,
+// its call holding `blocks` thread blocks per program.
+Schedule overlap(int busy, double blocks, std::uint64_t bytes, Picoseconds delay = 0) {
+  MaterializedSchedule m;
+  m.call.op = Op::all_to_all;
+  m.call.ranks = 2;
+  m.call.bytes = bytes;
+  m.call.algorithm = "hand_made";
+  m.call.protocol.blocks_per_program = blocks;
+  m.algorithm = "hand_made";
+  m.ranks = 2;
+  m.channels = busy + 1;
+  m.scratch_bytes = {0, 0};
+  m.programs.resize(2);
+  m.programs[0].push_back({compute(kCompute)});
+  m.programs[1].push_back({});
+  for (int c = 1; c <= busy; ++c) {
+    std::vector<Step> sends;
+    if (delay > 0) sends.push_back(compute(delay));
+    sends.push_back(transfer(StepKind::send, 1, bytes));
+    if (delay > 0) {
+      sends.back().deps[0] = 0;
+      sends.back().dep_count = 1;
+    }
+    for (Step& s : sends) s.channel = static_cast<std::uint16_t>(c);
+    m.programs[0].push_back(sends);
+    Step recv = transfer(StepKind::recv, 0, bytes);
+    recv.channel = static_cast<std::uint16_t>(c);
+    m.programs[1].push_back({recv});
+  }
+  return Schedule::from_materialized(std::move(m));
+}
+
+struct Run {
+  StepRecord compute; // rank 0's compute step on channel 0
+  CollectiveTiming timing;
+};
+
+Run run(const Schedule& schedule, bool slowdown = true, const std::string& gpu = "H200") {
+  const topo::Topology topology = pair_of(gpu);
+  topo::Router router(topology);
+  AnalyticOptions options;
+  options.compute_slowdown = slowdown;
+  options.record_steps = true;
+  Run result{{}, simulate_analytic(topology, router, schedule, options)};
+  for (const StepRecord& r : result.timing.steps_recorded)
+    if (r.rank == 0 && r.channel == 0 && r.kind == StepKind::compute) result.compute = r;
+  return result;
+}
+
+Picoseconds compute_time(const Run& r) {
+  return r.compute.end - r.compute.start;
+}
+
+} // namespace
+
+TEST_CASE("compute slowdown: the curve is the measured GEMM table by SM share, monotone") {
+  CHECK(compute_slowdown(0, 132) == 1.0);
+  CHECK(compute_slowdown(8, 132) == Approx(kS8));
+  CHECK(compute_slowdown(16, 132) == Approx(kS16));
+  CHECK(compute_slowdown(32, 132) == Approx(kS32));
+  CHECK(compute_slowdown(64, 132) == Approx(kS64));
+  CHECK(compute_slowdown(100, 132) == Approx(kS64)); // held past the last measured share
+  CHECK(compute_slowdown(16, 0) == 1.0);             // a GPU without an SM figure
+  // By share: 8 blocks on 80 SMs (a V100) take a larger share than on 132.
+  CHECK(compute_slowdown(8, 80) > compute_slowdown(8, 132));
+  double last = 1.0;
+  for (int k = 1; k <= 132; ++k) {
+    const double s = compute_slowdown(k, 132);
+    CHECK(s >= last);
+    last = s;
+  }
+}
+
+TEST_CASE("compute slowdown: compute beside k blocks for its whole life takes s(k) times as "
+          "long") {
+  const std::vector<std::pair<double, double>> cases{{8, kS8}, {16, kS16}, {32, kS32}, {64, kS64}};
+  Picoseconds last = kCompute;
+  for (const auto& [blocks, s] : cases) {
+    const Run r = run(overlap(1, blocks, kLongBytes));
+    CHECK(r.compute.start == 0);
+    CHECK(compute_time(r) == std::llround(static_cast<double>(kCompute) * s));
+    CHECK(compute_time(r) > last); // monotone in k
+    last = compute_time(r);
+  }
+  // The blocks of a rank's programs add up: 16 channels of one block each are 16 blocks.
+  CHECK(compute_time(run(overlap(16, 1, kLongBytes))) ==
+        compute_time(run(overlap(1, 16, kLongBytes))));
+}
+
+TEST_CASE("compute slowdown: compute with no communication beside it is unchanged") {
+  CHECK(compute_time(run(overlap(0, 16, kLongBytes))) == kCompute);
+  // Off (the default), or on a GPU without an SM figure: today's times.
+  CHECK(compute_time(run(overlap(1, 16, kLongBytes), false)) == kCompute);
+  CHECK(compute_time(run(overlap(1, 16, kLongBytes), true, "B200")) == kCompute);
+  // Blocks of 0 (copy-engine transfers) slow nothing.
+  CHECK(compute_time(run(overlap(1, 0, kLongBytes))) == kCompute);
+  // The communication itself is timed as before.
+  CHECK(run(overlap(1, 16, kLongBytes)).timing.time ==
+        run(overlap(1, 16, kLongBytes), false).timing.time);
+}
+
+TEST_CASE("compute slowdown: partial overlap gives the piecewise time") {
+  // Communication from 4 us on (a 4 us launch step first): 4 us at full rate, the other 6 us of
+  // work at 1/s16.
+  const Run late = run(overlap(1, 16, kLongBytes, 4'000'000));
+  CHECK(compute_time(late) == 4'000'000 + std::llround(6'000'000 * kS16));
+  // Communication ending at 3 us (1 us of latency, 20 kB at 100 ps a byte): 3 us at 1/s16, then
+  // the rest at full rate.
+  const Run early = run(overlap(1, 16, 20'000));
+  const double done_by_then = 3'000'000 / kS16;
+  CHECK(compute_time(early) ==
+        3'000'000 + std::llround(static_cast<double>(kCompute) - done_by_then));
+  CHECK(compute_time(early) > kCompute);
+  CHECK(compute_time(early) < std::llround(kCompute * kS16));
+}
+
+TEST_CASE("compute slowdown: the same schedule gives the same steps and times") {
+  const Run a = run(overlap(4, 8, 300'000, 2'000'000));
+  const Run b = run(overlap(4, 8, 300'000, 2'000'000));
+  REQUIRE(a.timing.steps_recorded.size() == b.timing.steps_recorded.size());
+  for (std::size_t i = 0; i < a.timing.steps_recorded.size(); ++i) {
+    CHECK(a.timing.steps_recorded[i].start == b.timing.steps_recorded[i].start);
+    CHECK(a.timing.steps_recorded[i].end == b.timing.steps_recorded[i].end);
+  }
+  CHECK(a.timing.time == b.timing.time);
+}
