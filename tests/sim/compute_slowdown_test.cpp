@@ -4,6 +4,7 @@
 // are worked out by hand from the measured curve (tests/data/gpu-overlap/h200-overlap.tsv).
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/sim/compute_slowdown.hpp"
+#include "step_builders.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -45,23 +46,6 @@ topo::Topology pair_of(const std::string& gpu) {
   return t;
 }
 
-Step compute(Picoseconds duration) {
-  Step step;
-  step.kind = StepKind::compute;
-  step.param = static_cast<double>(duration);
-  return step;
-}
-
-Step transfer(StepKind kind, int peer, std::uint64_t bytes) {
-  Step step;
-  step.kind = kind;
-  step.peer = peer;
-  step.bytes = bytes;
-  const bool send = kind == StepKind::send;
-  (send ? step.src : step.dst) = BufferRange{send ? Buffer::input : Buffer::output, 0, bytes};
-  return step;
-}
-
 // Rank 0 computes kCompute on channel 0; each of its channels 1..busy waits `delay` (a compute
 // step there: a launch cost, never slowed and holding no blocks), then sends `bytes` to rank 1,
 // its call holding `blocks` thread blocks per program.
@@ -77,19 +61,19 @@ Schedule overlap(int busy, double blocks, std::uint64_t bytes, Picoseconds delay
   m.channels = busy + 1;
   m.scratch_bytes = {0, 0};
   m.programs.resize(2);
-  m.programs[0].push_back({compute(kCompute)});
+  m.programs[0].push_back({test_support::compute_step(kCompute)});
   m.programs[1].push_back({});
   for (int c = 1; c <= busy; ++c) {
     std::vector<Step> sends;
-    if (delay > 0) sends.push_back(compute(delay));
-    sends.push_back(transfer(StepKind::send, 1, bytes));
+    if (delay > 0) sends.push_back(test_support::compute_step(delay));
+    sends.push_back(test_support::transfer_step(StepKind::send, 1, bytes));
     if (delay > 0) {
       sends.back().deps[0] = 0;
       sends.back().dep_count = 1;
     }
     for (Step& s : sends) s.channel = static_cast<std::uint16_t>(c);
     m.programs[0].push_back(sends);
-    Step recv = transfer(StepKind::recv, 0, bytes);
+    Step recv = test_support::transfer_step(StepKind::recv, 0, bytes);
     recv.channel = static_cast<std::uint16_t>(c);
     m.programs[1].push_back({recv});
   }

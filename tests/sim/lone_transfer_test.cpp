@@ -2,6 +2,7 @@
 // finish at once (FlowNetwork::reserve); one that a later transfer overlaps is handed to the flow
 // network as if it had been there all along (FlowNetwork::adopt). Times are checked against
 // max-min rates worked out by hand.
+#include "step_builders.hpp"
 #include "uniform_star.hpp"
 
 #include "ddlsim/collectives/schedule.hpp"
@@ -37,16 +38,6 @@ std::map<std::uint64_t, Picoseconds> finish_times(FlowNetwork& network, Picoseco
   return times;
 }
 
-Step transfer(StepKind kind, int peer, std::uint64_t bytes) {
-  Step step;
-  step.kind = kind;
-  step.peer = peer;
-  step.bytes = bytes;
-  const bool send = kind == StepKind::send;
-  (send ? step.src : step.dst) = BufferRange{send ? Buffer::input : Buffer::output, 0, bytes};
-  return step;
-}
-
 // Rank 0 sends 1 MB to `first_to`; rank 1 computes `delay` ps, then sends `bytes` to rank 2;
 // rank 2 (and rank 3) receive whatever is sent to them.
 Schedule two_senders(int first_to, Picoseconds delay, std::uint64_t bytes) {
@@ -59,17 +50,18 @@ Schedule two_senders(int first_to, Picoseconds delay, std::uint64_t bytes) {
   m.ranks = 4;
   m.channels = 1;
   m.scratch_bytes = {0, 0, 0, 0};
-  Step compute;
-  compute.kind = StepKind::compute;
-  compute.param = static_cast<double>(delay);
-  Step second = transfer(StepKind::send, 2, bytes);
+  const Step compute = test_support::compute_step(delay);
+  Step second = test_support::transfer_step(StepKind::send, 2, bytes);
   second.dep_count = 1; // waits for the compute (step 0)
-  std::vector<Step> at2{transfer(StepKind::recv, 1, bytes)};
+  std::vector<Step> at2{test_support::transfer_step(StepKind::recv, 1, bytes)};
   std::vector<Step> at3;
   (first_to == 2 ? at2 : at3)
-      .insert((first_to == 2 ? at2 : at3).begin(), transfer(StepKind::recv, 0, 1'000'000));
-  m.programs = {
-      {{transfer(StepKind::send, first_to, 1'000'000)}}, {{compute, second}}, {at2}, {at3}};
+      .insert((first_to == 2 ? at2 : at3).begin(),
+              test_support::transfer_step(StepKind::recv, 0, 1'000'000));
+  m.programs = {{{test_support::transfer_step(StepKind::send, first_to, 1'000'000)}},
+                {{compute, second}},
+                {at2},
+                {at3}};
   return Schedule::from_materialized(std::move(m));
 }
 
