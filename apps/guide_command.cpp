@@ -44,10 +44,14 @@ plan::ComputeFigures compute_at(const models::JobSpec& job, int batch, int gpus)
   const models::JobPlan& j = planned.jobs.front();
   plan::ComputeFigures c;
   c.batch = batch;
+  // The profiles those GPUs use, each summed once (GPUs of one kind share one).
   const std::size_t first = std::min(j.profile_of_gpu.size(), std::size_t(std::max(1, gpus)));
-  for (std::size_t gpu = 0; gpu < first; ++gpu) {
+  std::vector<bool> used(j.profiles.size(), false);
+  for (std::size_t gpu = 0; gpu < first; ++gpu) used[std::size_t(j.profile_of_gpu[gpu])] = true;
+  for (std::size_t profile = 0; profile < used.size(); ++profile) {
+    if (!used[profile]) continue;
     plan::ComputeFigures p;
-    for (const models::ComputeStep& step : j.profiles[std::size_t(j.profile_of_gpu[gpu])].steps) {
+    for (const models::ComputeStep& step : j.profiles[profile].steps) {
       const double seconds = ps_to_seconds(step.duration);
       if (step.layer < 0)
         p.optimizer_seconds += seconds;

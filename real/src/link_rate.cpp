@@ -1,30 +1,11 @@
 #include "ddlsim/real/link_rate.hpp"
 
+#include "ddlsim/core/intervals.hpp"
+
 #include <algorithm>
 #include <utility>
 
 namespace ddlsim::real {
-namespace {
-
-// The total length of the union of intervals.
-std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::int64_t total = 0, end = 0;
-  bool any = false;
-  for (const auto& [start, stop] : intervals) {
-    if (!any || start > end) {
-      total += stop - start;
-      end = stop;
-      any = true;
-    } else if (stop > end) {
-      total += stop - end;
-      end = stop;
-    }
-  }
-  return total;
-}
-
-} // namespace
 
 std::optional<AchievedRate> achieved_send_rate(const HostRun& run) {
   AchievedRate rate;

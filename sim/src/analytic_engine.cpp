@@ -57,15 +57,7 @@ public:
     for (int r = 0; r < ranks; ++r)
       for (int c = 0; c < channels; ++c)
         programs_[program_of(r, static_cast<std::uint16_t>(c))].stream = schedule.program(r, c);
-    if (options.compute_slowdown) {
-      std::vector<int> sms;
-      for (const GpuRates& rank : rates_) sms.push_back(rank.sms);
-      slowdown_.emplace(programs, std::move(sms));
-      for (const coll::Protocol& protocol : schedule.protocols())
-        blocks_of_protocol_.push_back(protocol.blocks_per_program);
-      if (blocks_of_protocol_.empty())
-        blocks_of_protocol_.push_back(coll::Protocol{}.blocks_per_program);
-    }
+    if (options.compute_slowdown) slowdown_.emplace(programs, rates_, schedule.protocols());
   }
 
   CollectiveTiming run() {
@@ -318,7 +310,7 @@ private:
     // A send and its receive belong to one call (rule 2 of step.hpp): either names its protocol.
     const std::uint8_t protocol = programs_[p].pending_protocol;
     if (slowdown_ && step.kind != StepKind::compute && channel_of(p) != options_.compute_channel)
-      slowdown_->comm_started(p, rank, blocks_of_protocol_[protocol]);
+      slowdown_->comm_started(p, rank, protocol);
     if (step.kind == StepKind::send) {
       const std::uint32_t q = program_of(step.peer, channel_of(p));
       ProgramState& receiver = programs_[q];
@@ -639,9 +631,8 @@ private:
   // Steps are recorded for CollectiveTiming::steps_recorded, AnalyticOptions::on_step or both.
   const bool recording_ = options_.record_steps || options_.on_step != nullptr;
   // With AnalyticOptions::compute_slowdown: the thread blocks in flight per rank and the slowed
-  // compute steps; the blocks each program of a protocol's calls holds (Step::protocol).
+  // compute steps.
   std::optional<detail::ComputeSlowdownTracker> slowdown_;
-  std::vector<double> blocks_of_protocol_;
   CollectiveTiming result_;
 };
 
@@ -649,7 +640,7 @@ private:
 
 CollectiveTiming simulate_analytic(const topo::Topology& topology, topo::Router& router,
                                    const coll::Schedule& schedule, const AnalyticOptions& options) {
-  if (options.try_dependency_order && !options.compute_slowdown) {
+  if (options.try_dependency_order) { // declines compute_slowdown itself
     if (std::optional<CollectiveTiming> timing =
             simulate_dependency_order(topology, router, schedule, options))
       return *std::move(timing);

@@ -1,5 +1,6 @@
 #include "ddlsim/sim/trace.hpp"
 
+#include "ddlsim/core/intervals.hpp"
 #include "ddlsim/core/json_reader.hpp"
 
 #include <algorithm>
@@ -168,24 +169,6 @@ void write_collectives(const TraceSection& section, std::size_t pid, EventWriter
   }
 }
 
-// The total length of the union of intervals.
-Picoseconds busy_time(std::vector<std::pair<Picoseconds, Picoseconds>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  Picoseconds total = 0, end = 0;
-  bool any = false;
-  for (const auto& [s, e] : intervals) {
-    if (!any || s > end) {
-      total += e - s;
-      end = e;
-      any = true;
-    } else if (e > end) {
-      total += e - end;
-      end = e;
-    }
-  }
-  return total;
-}
-
 // One kind of a rank's work (compute: its compute stream; communication: the rest) within one
 // iteration's window, as the training report counts it: each step's interval clipped to the
 // window, so a GPU that starts its next forward pass before the job's iteration ends has that
@@ -212,7 +195,7 @@ struct Phase {
     return t;
   }
   std::string args() const {
-    return "\"busy_us\":" + microseconds(busy_time(intervals)) +
+    return "\"busy_us\":" + microseconds(union_length(intervals)) +
            ",\"steps\":" + std::to_string(steps) + ",\"bytes_sent\":" + std::to_string(bytes_sent);
   }
 };
@@ -253,11 +236,12 @@ void write_iterations(const TraceSection& section, std::size_t pid, EventWriter&
       for (const auto& [is_compute_stream, steps] : rank_tracks)
         for (const StepRecord* step : *steps)
           (is_compute_stream ? compute : communication).add(*step, from, to);
-      events.span(pid, track_id(rank, 0),
-                  ends.empty() ? section.name : "iteration " + std::to_string(k), from, to,
-                  "\"compute_us\":" + microseconds(busy_time(compute.intervals)) +
-                      ",\"communication_us\":" + microseconds(busy_time(communication.intervals)) +
-                      ",\"bytes_sent\":" + std::to_string(communication.bytes_sent));
+      events.span(
+          pid, track_id(rank, 0), ends.empty() ? section.name : "iteration " + std::to_string(k),
+          from, to,
+          "\"compute_us\":" + microseconds(union_length(compute.intervals)) +
+              ",\"communication_us\":" + microseconds(union_length(communication.intervals)) +
+              ",\"bytes_sent\":" + std::to_string(communication.bytes_sent));
       if (compute.steps > 0)
         events.span(pid, track_id(rank, 1), "compute", compute.start(), compute.end(),
                     compute.args());

@@ -43,15 +43,7 @@ public:
         program.rank = r;
         program.channel = static_cast<std::uint16_t>(c);
       }
-    if (options.compute_slowdown) {
-      std::vector<int> sms;
-      for (const GpuRates& rank : rates_) sms.push_back(rank.sms);
-      slowdown_.emplace(programs_.size(), std::move(sms));
-      for (const coll::Protocol& protocol : schedule.protocols())
-        blocks_of_protocol_.push_back(protocol.blocks_per_program);
-      if (blocks_of_protocol_.empty())
-        blocks_of_protocol_.push_back(coll::Protocol{}.blocks_per_program);
-    }
+    if (options.compute_slowdown) slowdown_.emplace(programs_.size(), rates_, schedule.protocols());
   }
 
   // With compute_slowdown: gives the compute steps of the ranks whose communication changed
@@ -192,7 +184,7 @@ private:
   void begin(const Slot step, StepRef ref, std::int32_t rank, std::uint16_t channel) {
     if (slowdown_ && step.kind != coll::StepKind::compute &&
         channel != net().options.compute_channel)
-      slowdown_->comm_started(ref.program, rank, blocks_of_protocol_.at(step.protocol));
+      slowdown_->comm_started(ref.program, rank, step.protocol);
     if (step.is_send()) {
       Program& receiver = programs_[program_of(step.peer, channel)];
       Waiting receive;
@@ -303,9 +295,8 @@ private:
   std::vector<Program> programs_;
   std::uint32_t channels_ = 1;
   // With PacketOptions::compute_slowdown: the thread blocks in flight per rank and the slowed
-  // compute steps; the blocks each program of a protocol's calls holds (Step::protocol).
+  // compute steps.
   std::optional<detail::ComputeSlowdownTracker> slowdown_;
-  std::vector<double> blocks_of_protocol_;
 };
 
 } // namespace ddlsim::sim::packet

@@ -16,8 +16,10 @@
 // idle is back at exactly 0 whatever the order of the sums.
 #pragma once
 
+#include "ddlsim/collectives/call.hpp"
 #include "ddlsim/core/units.hpp"
 #include "ddlsim/sim/compute_slowdown.hpp"
+#include "ddlsim/sim/gpu_rates.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -32,14 +34,23 @@ public:
     std::uint32_t index = 0;
   };
 
-  ComputeSlowdownTracker(std::size_t programs, std::vector<int> sms_of_rank)
-      : in_flight_(programs, 0), held_(programs, 0), sms_(std::move(sms_of_rank)),
-        blocks_(sms_.size(), 0), dirty_(sms_.size(), 0), slots_of_rank_(sms_.size()) {}
+  // `rates`: per rank (their SM counts); `protocols`: the schedule's (Step::protocol indexes
+  // them; none: every step has the default protocol).
+  ComputeSlowdownTracker(std::size_t programs, const std::vector<GpuRates>& rates,
+                         const std::vector<coll::Protocol>& protocols)
+      : in_flight_(programs, 0), held_(programs, 0), blocks_(rates.size(), 0),
+        dirty_(rates.size(), 0), slots_of_rank_(rates.size()) {
+    for (const GpuRates& rank : rates) sms_.push_back(rank.sms);
+    for (const coll::Protocol& protocol : protocols)
+      blocks_of_protocol_.push_back(protocol.blocks_per_program);
+    if (blocks_of_protocol_.empty())
+      blocks_of_protocol_.push_back(coll::Protocol{}.blocks_per_program);
+  }
 
-  // A communication step of program p (on `rank`) started / ended.
-  void comm_started(std::uint32_t p, std::int32_t rank, double blocks_per_program) {
+  // A communication step of program p (on `rank`, of protocol `protocol`) started / ended.
+  void comm_started(std::uint32_t p, std::int32_t rank, std::uint8_t protocol) {
     if (in_flight_[p]++ != 0) return;
-    held_[p] = std::llround(blocks_per_program * kScale);
+    held_[p] = std::llround(blocks_of_protocol_[protocol] * kScale);
     change(rank, held_[p]);
   }
   void comm_ended(std::uint32_t p, std::int32_t rank) {
@@ -140,11 +151,12 @@ private:
     }
   }
 
-  std::vector<std::uint32_t> in_flight_; // per program: communication steps in flight
-  std::vector<std::int64_t> held_;       // per program: blocks it holds (fixed point)
-  std::vector<int> sms_;                 // per rank
-  std::vector<std::int64_t> blocks_;     // per rank, fixed point
-  std::vector<std::uint8_t> dirty_;      // per rank: in changed_
+  std::vector<std::uint32_t> in_flight_;   // per program: communication steps in flight
+  std::vector<std::int64_t> held_;         // per program: blocks it holds (fixed point)
+  std::vector<double> blocks_of_protocol_; // thread blocks each program of its calls holds
+  std::vector<int> sms_;                   // per rank
+  std::vector<std::int64_t> blocks_;       // per rank, fixed point
+  std::vector<std::uint8_t> dirty_;        // per rank: in changed_
   std::vector<std::int32_t> changed_;
   std::vector<std::vector<std::uint32_t>> slots_of_rank_;
   std::vector<Slot> slots_;
