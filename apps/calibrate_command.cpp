@@ -52,7 +52,8 @@ Json system_json(const calib::MeasuredSet& set) {
 
 void run(const CalibrateOptions& options) {
   LoadedMeasurements loaded = load_measurements(options.inputs);
-  const calib::PointModel model(loaded.cluster, loaded.scenario ? loaded.scenario->seed : 1);
+  const calib::PointModel model(loaded.cluster, loaded.scenario ? loaded.scenario->seed : 1,
+                                measured_nccl_force(loaded));
   calib::FitOptions fit_options;
   choose_protocols(options.protocols, loaded, fit_options);
   fit_options.max_iterations = options.max_iterations;

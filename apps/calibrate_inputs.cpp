@@ -200,4 +200,10 @@ std::vector<calib::Calibration> scenario_calibrations(const std::string& scenari
   return {c};
 }
 
+models::NcclOverrides measured_nccl_force(const LoadedMeasurements& loaded) {
+  if (!loaded.scenario || loaded.scenario->workload.type != "collective") return {};
+  const CollectiveWorkload& collective = loaded.scenario->workload.collective;
+  return collective.algorithm == "nccl" ? collective.nccl : models::NcclOverrides{};
+}
+
 } // namespace ddlsim::cli

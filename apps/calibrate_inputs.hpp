@@ -41,6 +41,11 @@ struct LoadedMeasurements {
 
 LoadedMeasurements load_measurements(const MeasuredInputs& inputs);
 
+// What the measured runs forced NCCL's choice to: the --scenario's "nccl" object (NCCL_ALGO,
+// NCCL_PROTO, channels) when its workload is a collective under "algorithm": "nccl"; none
+// otherwise.
+models::NcclOverrides measured_nccl_force(const LoadedMeasurements& loaded);
+
 // What the header of `set` says about the measured system that `cluster` (the --scenario)
 // contradicts: a GPU of another architecture, more GPUs per node, more nodes or more ranks than
 // the scenario has. Fitting such a log to the scenario fits the wrong hardware (a

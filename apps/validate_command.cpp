@@ -50,7 +50,7 @@ void run(const ValidateOptions& options) {
   if (!min_bytes)
     throw InputError("--min-bytes " + options.min_bytes, "expected a byte size such as 64KiB");
   LoadedMeasurements loaded = load_measurements(options.inputs);
-  const calib::PointModel model(loaded.cluster, loaded.scenario->seed);
+  const calib::PointModel model(loaded.cluster, loaded.scenario->seed, measured_nccl_force(loaded));
   calib::FitOptions fit;
   fit.max_iterations = options.max_iterations;
   if (!options.cross_validate.empty()) choose_protocols(options.protocols, loaded, fit);

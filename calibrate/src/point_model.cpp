@@ -15,7 +15,10 @@
 namespace ddlsim::calib {
 
 PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed)
-    : spec_(std::move(spec)), seed_(seed) {
+    : PointModel(std::move(spec), seed, models::NcclOverrides{}) {}
+
+PointModel::PointModel(topo::ClusterSpec spec, std::uint64_t seed, models::NcclOverrides nccl_force)
+    : spec_(std::move(spec)), seed_(seed), nccl_force_(nccl_force) {
   total_gpus_ = static_cast<int>(topo::total_gpus(spec_)); // a checked spec's total fits
   for (const topo::NodeGroup& group : spec_.node_groups) {
     nodes_ += group.count;
@@ -51,7 +54,7 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
       point.op != coll::Op::reduce)
     return std::nullopt;
   // NCCL sees the measured system's nominal hardware: the uncalibrated spec.
-  const models::NcclTuner tuner(models::describe_nccl(spec_, point.ranks));
+  const models::NcclTuner tuner(models::describe_nccl(spec_, point.ranks), nccl_force_);
   auto calibrated = [&](models::NcclProtocol protocol) -> int {
     for (std::size_t p = 0; p < calibration.protocols.size(); ++p)
       if (calibration.protocols[p].name == models::to_string(protocol)) return static_cast<int>(p);
@@ -95,11 +98,22 @@ std::optional<PointModel::NcclPick> PointModel::nccl_pick(const MeasuredPoint& p
 }
 
 std::string PointModel::choice_model() const {
-  if (nccl_ranks_ok_)
+  if (nccl_ranks_ok_) {
+    std::string forced;
+    if (nccl_force_.algorithm)
+      forced += " NCCL_ALGO=" + std::string(models::display_name(*nccl_force_.algorithm));
+    if (nccl_force_.protocol)
+      forced += " NCCL_PROTO=" + std::string(models::display_name(*nccl_force_.protocol));
+    if (nccl_force_.channels > 0)
+      forced += " NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=" + std::to_string(nccl_force_.channels);
     return "NCCL chose the algorithm: NCCL 2.30's tuner (models/nccl_model.hpp) picks algorithm, "
            "protocol and channels per size among the calibrated protocols and the algorithms "
            "ddlsim has generators for (" +
-           nccl_offered_ + ")";
+           nccl_offered_ + ")" +
+           (forced.empty()
+                ? ""
+                : ", under what the scenario's \"nccl\" object says the runs set:" + forced);
+  }
   std::string text = "NCCL chose the algorithm: modelled as NCCL's tuner does, the fastest of Ring "
                      "(ddlsim `ring`)";
   if (nodes_ > 1 && gpus_per_node_ > 1)

@@ -195,6 +195,27 @@ TEST_CASE("NCCL's choice model picks the protocol per size as NCCL's tuner does 
     CHECK(predicted[i].seconds >= predicted[i - 1].seconds);
 }
 
+TEST_CASE("points NCCL chose under a forced NCCL_PROTO run the forced protocol at every size") {
+  // A benchmark run under NCCL_PROTO=Simple (the scenario's "nccl" object says so) chose among
+  // Simple only: the small sizes the free choice gives LL run Simple, and take longer.
+  models::NcclOverrides force;
+  force.protocol = models::NcclProtocol::simple;
+  const PointModel free_model(small_cluster());
+  const PointModel forced_model(small_cluster(), 1, force);
+  std::vector<MeasuredPoint> points = ring_points(4, 64, 256 << 20);
+  for (MeasuredPoint& p : points) p.algorithm.clear(); // NCCL chose
+  Calibration c = truth();
+  c.protocols = {{"simple", 1.0, 20 * kPsPerUs}, {"ll", 0.3, 1 * kPsPerUs}};
+  const std::vector<Prediction> free = free_model.predict(c, points);
+  const std::vector<Prediction> forced = forced_model.predict(c, points);
+  REQUIRE(free.front().protocol == "ll");
+  for (const Prediction& p : forced) CHECK(p.protocol == "simple");
+  CHECK(forced.front().seconds > free.front().seconds);
+  CHECK(forced.back().seconds == free.back().seconds); // Simple either way
+  CHECK_THAT(forced_model.choice_model(), Catch::Contains("NCCL_PROTO=Simple"));
+  CHECK_THAT(free_model.choice_model(), !Catch::Contains("NCCL_PROTO"));
+}
+
 TEST_CASE("cross-validation predicts held-out sizes of engine-made data") {
   const PointModel model(small_cluster());
   std::vector<MeasuredPoint> points = ring_points(4, 1024, 64 << 20);

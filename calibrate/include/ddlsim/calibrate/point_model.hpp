@@ -17,6 +17,7 @@
 
 #include "ddlsim/calibrate/calibration.hpp"
 #include "ddlsim/calibrate/measurement.hpp"
+#include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
 
 #include <optional>
@@ -36,6 +37,10 @@ class PointModel {
 public:
   // `spec` is the uncalibrated cluster; ranks are node-major as in Topology::gpus().
   explicit PointModel(topo::ClusterSpec spec, std::uint64_t seed = 1);
+  // `nccl_force`: what the measured runs forced NCCL's choice to (NCCL_ALGO, NCCL_PROTO,
+  // NCCL_MIN/MAX_NCHANNELS), as the scenario's "nccl" object says; the points NCCL chose for
+  // are then chosen under it, as NCCL chose under the benchmark's environment.
+  PointModel(topo::ClusterSpec spec, std::uint64_t seed, models::NcclOverrides nccl_force);
 
   // One prediction per point. Throws InputError (naming the point's file:line) when a point
   // asks for more ranks than the cluster has.
@@ -70,6 +75,7 @@ private:
 
   topo::ClusterSpec spec_;
   std::uint64_t seed_;
+  models::NcclOverrides nccl_force_;
   int nodes_ = 0;
   int gpus_per_node_ = 0;
   int total_gpus_ = 0;
