@@ -326,7 +326,7 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
   // GPUDirect-TCPXO runs NCCL with its net plugin's environment profile, which Google's A3 Mega
   // guides source before every NCCL job (NCCL_LIB_DIR=/var/lib/tcpxo/lib64, source
   // nccl-env-profile.sh; HOST_VARS passes its NCCL_* variables to mpirun): among others
-  // NCCL_PROTO=Simple and NCCL_NVLS_ENABLE=0 (NCCL_ALGO=Ring,Tree, NCCL_BUFFSIZE=8388608,
+  // NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0 and NCCL_BUFFSIZE=8388608 (NCCL_ALGO=Ring,Tree,
   // NCCL_MIN_NCHANNELS=4 and a tuner plugin whose configuration is not public are not modelled).
   if (s.nodes > 1 && std::any_of(used.begin(), used.end(), [](const Used& u) {
         return u.spec->transport == topo::Transport::tcpxo;
@@ -334,6 +334,19 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
     s.simple_only = true;
     s.nvls_channels = 0;
     s.nvls = {};
+    s.simple_buffsize = std::uint64_t{8} << 20;
+  }
+
+  // On EFA, NCCL runs with aws-ofi-nccl as its net plugin, which sets NCCL's environment per
+  // instance type when NCCL loads it (at every communicator's init, one node or several):
+  // NCCL_BUFFSIZE=8388608 on every GPU instance with EFA (p4d, p4de, p5, p5e, p5en, p6), and on
+  // the NVSwitch generations with NVLS (p5 and later) NCCL_NVLS_CHUNKSIZE and
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 ("a max chunk size of 512KiB recovers from the
+  // regression": aws/aws-ofi-nccl src/platform-aws.cpp, platform_data_map, commit 2daf7d3).
+  if (std::all_of(used.begin(), used.end(),
+                  [](const Used& u) { return u.spec->transport == topo::Transport::efa; })) {
+    s.simple_buffsize = std::uint64_t{8} << 20;
+    s.nvls_chunk = std::uint64_t{512} << 10;
   }
 
   // On EFA a network step takes what AWS's own model of its plugin says, not NCCL's hwLatencies
@@ -378,6 +391,10 @@ std::string NcclSystem::summary() const {
   if (nvls_channels > 0) out += ", " + std::to_string(nvls_channels) + " NVLS channels";
   out += std::string(", LL128 ") + (ll128 ? "on" : "off");
   if (simple_only) out += ", Simple only and NVLS off (the transport's NCCL profile)";
+  if (simple_buffsize != (std::uint64_t{4} << 20))
+    out += ", NCCL_BUFFSIZE " + std::to_string(simple_buffsize) + " (the net plugin's profile)";
+  if (nvls_channels > 0 && nvls_chunk != (std::uint64_t{128} << 10))
+    out += ", NVLS chunk " + std::to_string(nvls_chunk) + " (the net plugin's profile)";
   if (net_step_us > 0)
     out += ", network step " + gbs(net_step_us) + " us (+" + gbs(net_simple_completion_us) +
            " us Simple) by the net plugin's model";

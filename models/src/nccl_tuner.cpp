@@ -484,10 +484,9 @@ std::uint64_t nccl_tree_ll128_chunk(const NcclSystem& system, std::uint64_t chan
 
 int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std::uint64_t bytes) {
   constexpr std::uint64_t kSteps = 8;                                      // NCCL_STEPS (device.h)
-  constexpr std::uint64_t kSimpleStep = (std::uint64_t{1} << 22) / kSteps; // DEFAULT_BUFFSIZE
+  const std::uint64_t simple_step = system.simple_buffsize / kSteps;       // NCCL_BUFFSIZE
   constexpr std::uint64_t kLlStep = 8ull * 512 * kSteps * 16 / kSteps;     // lines x threads x 16 B
   constexpr std::uint64_t kLl128Step = 120ull * 640 * kSteps * 8 / kSteps; // elems x threads x 8 B
-  constexpr std::uint64_t kNvlsChunk = 128 * 1024;                         // NCCL_NVLS_CHUNKSIZE
   const bool ring = choice.algorithm == NcclAlgorithm::ring;
   std::uint64_t chunk = 0;
   switch (choice.protocol) {
@@ -498,7 +497,7 @@ int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std
     chunk = kLl128Step / 128 * 120;
     break; // 120 of 128 bytes are data
   case NcclProtocol::simple:
-    chunk = kSimpleStep * (ring ? 4 : 1);
+    chunk = simple_step * (ring ? 4 : 1);
     break; // ALLREDUCE_CHUNKSTEPS
   }
   const std::uint64_t channels = std::uint64_t(std::max(choice.channels, 1));
@@ -506,7 +505,7 @@ int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std
     chunk = nccl_tree_ll128_chunk(system, channels, bytes, chunk);
   std::uint64_t share = bytes / channels;
   if (choice.algorithm == NcclAlgorithm::nvls || choice.algorithm == NcclAlgorithm::nvls_tree) {
-    chunk = kNvlsChunk;
+    chunk = system.nvls_chunk; // NCCL_NVLS_CHUNKSIZE (NVLS-Tree's max chunk set alike)
     share /= std::uint64_t(std::max(system.local_ranks, 1));
   } else if (ring) {
     share /= std::uint64_t(std::max(system.ranks, 1));

@@ -293,6 +293,32 @@ TEST_CASE("NCCL model: GPUDirect-TCPXO's NCCL profile leaves Simple only and no 
         NcclProtocol::ll);
 }
 
+TEST_CASE(
+    "NCCL model: on EFA the plugin's NCCL profile sets 8 MiB buffers and 512 KiB NVLS chunks") {
+  // aws-ofi-nccl (src/platform-aws.cpp) sets NCCL_BUFFSIZE=8388608 on EFA instances and, from
+  // p5, NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288: a Simple step of 1 MiB and
+  // NVLS chunks of 512 KiB where NCCL's defaults are 512 KiB and 128 KiB.
+  const NcclSystem efa = describe_nccl(cluster("aws-p5-48xlarge", 2), 16);
+  const NcclSystem ib = describe_nccl(cluster("dgx-h100", 2), 16);
+  CHECK(efa.simple_buffsize == (std::uint64_t{8} << 20));
+  CHECK(efa.nvls_chunk == (std::uint64_t{512} << 10));
+  CHECK(ib.simple_buffsize == (std::uint64_t{4} << 20));
+  CHECK(ib.nvls_chunk == (std::uint64_t{128} << 10));
+  NcclChoice nvls_tree;
+  nvls_tree.algorithm = NcclAlgorithm::nvls_tree;
+  nvls_tree.protocol = NcclProtocol::simple;
+  nvls_tree.channels = 16;
+  // 256 MiB: 16 MiB per channel, 2 MiB of it per local rank's shard: 16 chunks of 128 KiB, 4 of
+  // 512 KiB.
+  CHECK(nccl_pipeline_chunks(ib, nvls_tree, std::uint64_t{256} << 20) == 16);
+  CHECK(nccl_pipeline_chunks(efa, nvls_tree, std::uint64_t{256} << 20) == 4);
+  NcclChoice tree = nvls_tree;
+  tree.algorithm = NcclAlgorithm::tree;
+  // Tree/Simple, 64 MiB: 4 MiB per channel in 512 KiB steps (8) or 1 MiB steps (4).
+  CHECK(nccl_pipeline_chunks(ib, tree, std::uint64_t{64} << 20) == 8);
+  CHECK(nccl_pipeline_chunks(efa, tree, std::uint64_t{64} << 20) == 4);
+}
+
 TEST_CASE("NCCL model: Tree/LL128 halves its chunk for mid-size calls as enqueue.cc does") {
   // calcCollChunking (src/enqueue.cc, NCCL 2.30.7) on 2 nodes of 8 GPUs: nstepsLL128 = 1 +
   // log2(2) + 0.1 x 8 = 2.8, so the chunk halves from 576,000 bytes while a channel has fewer

@@ -110,6 +110,12 @@ struct NcclSystem {
   // net_lat = 20 us per inter-node step plus 3 us for a Simple step's completion (nccl_system.cpp).
   double net_step_us = 0;
   double net_simple_completion_us = 0;
+  // Buffer and chunk sizes as the net plugin's vendor sets them in NCCL's environment (defaults:
+  // NCCL 2.30's): NCCL_BUFFSIZE, Simple's buffer (a step is 1/NCCL_STEPS of it; DEFAULT_BUFFSIZE
+  // 4 MiB, src/include/device.h), and NCCL_NVLS_CHUNKSIZE with NCCL_NVLSTREE_MAX_CHUNKSIZE, the
+  // chunk of NVLS and NVLS-Tree (128 KiB, src/transport/nvls.cc). Set in nccl_system.cpp.
+  std::uint64_t simple_buffsize = std::uint64_t{4} << 20;
+  std::uint64_t nvls_chunk = std::uint64_t{128} << 10;
   // One line per finding, for reports and `topo describe`-style output.
   std::string summary() const;
 };
