@@ -104,6 +104,14 @@ std::string PointModel::choice_model() const {
       forced += " NCCL_ALGO=" + std::string(models::display_name(*nccl_force_.algorithm));
     if (nccl_force_.protocol)
       forced += " NCCL_PROTO=" + std::string(models::display_name(*nccl_force_.protocol));
+    if (nccl_force_.protocols) {
+      std::string list;
+      for (int p = 0; p < models::kNcclProtocols; ++p)
+        if ((*nccl_force_.protocols)[static_cast<std::size_t>(p)])
+          list += (list.empty() ? "" : ",") +
+                  std::string(models::display_name(static_cast<models::NcclProtocol>(p)));
+      forced += " NCCL_PROTO=" + list;
+    }
     if (nccl_force_.channels > 0)
       forced += " NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=" + std::to_string(nccl_force_.channels);
     return "NCCL chose the algorithm: NCCL 2.30's tuner (models/nccl_model.hpp) picks algorithm, "

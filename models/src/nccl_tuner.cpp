@@ -114,6 +114,31 @@ NcclAlgorithm parse_nccl_algorithm(std::string_view name, const std::string& whe
                               join_choices(names));
 }
 
+void parse_nccl_protocols(std::string_view value, const std::string& where, NcclOverrides& force) {
+  const bool exclude = !value.empty() && value.front() == '^';
+  if (exclude) value.remove_prefix(1);
+  if (!exclude && value.find(',') == std::string_view::npos) {
+    force.protocol = parse_nccl_protocol(value, where);
+    return;
+  }
+  std::array<bool, kNcclProtocols> on{};
+  on.fill(exclude);
+  bool any = false;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    const std::string_view name = value.substr(0, comma);
+    on[static_cast<std::size_t>(parse_nccl_protocol(name, where))] = !exclude;
+    any = true;
+    value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
+  }
+  if (!any)
+    throw InputError(where, "an empty NCCL_PROTO list; name protocols (\"LL,Simple\") or "
+                            "exclude them (\"^LL128\")");
+  if (std::none_of(on.begin(), on.end(), [](bool b) { return b; }))
+    throw InputError(where, "the list leaves no protocol on; keep at least one");
+  force.protocols = on;
+}
+
 NcclProtocol parse_nccl_protocol(std::string_view name, const std::string& where) {
   for (int p = 0; p < kNcclProtocols; ++p)
     if (lower_compact(name) == lower_compact(kProtoNames[static_cast<std::size_t>(p)]))
@@ -299,6 +324,8 @@ NcclTuner::NcclTuner(NcclSystem system, NcclOverrides force)
         if (force_.algorithm && static_cast<int>(*force_.algorithm) != a) on = false;
         if (force_.protocol) {
           if (static_cast<int>(*force_.protocol) != p) on = false;
+        } else if (force_.protocols) {
+          if (!(*force_.protocols)[static_cast<std::size_t>(p)]) on = false;
         } else if ((p == nccl::kLl128 && !s.ll128) || (s.simple_only && p != nccl::kSimple)) {
           on = false;
         }
@@ -391,6 +418,7 @@ NcclTuner::choose(coll::Op op, std::uint64_t bytes,
     }
     if (force_.protocol)
       why += " with protocol \"" + std::string(to_string(*force_.protocol)) + "\"";
+    if (force_.protocols) why += " with the protocols the NCCL_PROTO list leaves on";
     throw InputError("/workload/nccl", why + "; remove or change the forced keys");
   }
   choice.model_seconds = min_time * 1e-6;

@@ -96,7 +96,7 @@ models::NcclOverrides parse_nccl_overrides(const JsonValue& section) {
   if (auto v = object.optional("algorithm"))
     force.algorithm = models::parse_nccl_algorithm(v->non_empty_string(), v->path());
   if (auto v = object.optional("protocol"))
-    force.protocol = models::parse_nccl_protocol(v->non_empty_string(), v->path());
+    models::parse_nccl_protocols(v->non_empty_string(), v->path(), force);
   if (auto v = object.optional("channels")) force.channels = static_cast<int>(v->integer(1, 64));
   object.finish();
   return force;

@@ -293,6 +293,54 @@ TEST_CASE("NCCL model: GPUDirect-TCPXO's NCCL profile leaves Simple only and no 
         NcclProtocol::ll);
 }
 
+TEST_CASE("NCCL model: NCCL_PROTO lists and exclusions as NCCL's parseList reads them") {
+  const NcclSystem system = describe_nccl(cluster("dgx-h100", 2), 16);
+  const std::vector<std::uint64_t> sizes{8, 64 << 10, 1 << 20, 16 << 20, 1ull << 30};
+  auto protocols_chosen = [&](const NcclOverrides& force) {
+    std::array<bool, kNcclProtocols> seen{};
+    const NcclTuner tuner(system, force);
+    for (std::uint64_t bytes : sizes)
+      seen[static_cast<std::size_t>(tuner.choose(coll::Op::all_reduce, bytes).protocol)] = true;
+    return seen;
+  };
+  const auto ll = static_cast<std::size_t>(NcclProtocol::ll);
+  const auto ll128 = static_cast<std::size_t>(NcclProtocol::ll128);
+  const auto simple = static_cast<std::size_t>(NcclProtocol::simple);
+  REQUIRE(protocols_chosen({})[ll128]); // NCCL's default runs LL128 at some size here
+  NcclOverrides no_ll128;
+  parse_nccl_protocols("^LL128", "x", no_ll128);
+  CHECK_FALSE(no_ll128.protocol);
+  REQUIRE(no_ll128.protocols);
+  const auto without = protocols_chosen(no_ll128);
+  CHECK_FALSE(without[ll128]);
+  CHECK(without[ll]);
+  CHECK(without[simple]);
+  NcclOverrides list;
+  parse_nccl_protocols("ll,SIMPLE", "x", list);
+  CHECK(*list.protocols == *no_ll128.protocols);
+  // One name is a forced protocol, as before.
+  NcclOverrides one;
+  parse_nccl_protocols("LL128", "x", one);
+  CHECK(one.protocol == NcclProtocol::ll128);
+  CHECK_FALSE(one.protocols);
+  // A list that leaves LL128 on turns it on where NCCL's default rule has it off.
+  NcclSystem off = describe_nccl(cluster("dgx-h100", 1), 8);
+  off.ll128 = false;
+  NcclOverrides no_ll;
+  parse_nccl_protocols("^LL", "x", no_ll);
+  CHECK(NcclTuner(off, no_ll)
+            .cost(coll::Op::all_reduce, NcclAlgorithm::ring, NcclProtocol::ll128)
+            .bandwidth_gbs > 0);
+  CHECK(NcclTuner(off)
+            .cost(coll::Op::all_reduce, NcclAlgorithm::ring, NcclProtocol::ll128)
+            .bandwidth_gbs == 0);
+  NcclOverrides bad;
+  CHECK_THROWS_WITH(parse_nccl_protocols("^LL,LL9", "/workload/nccl/protocol", bad),
+                    Catch::Contains("/workload/nccl/protocol") && Catch::Contains("LL9"));
+  CHECK_THROWS_WITH(parse_nccl_protocols("^LL,LL128,Simple", "/workload/nccl/protocol", bad),
+                    Catch::Contains("no protocol on"));
+}
+
 TEST_CASE(
     "NCCL model: on EFA the plugin's NCCL profile sets 8 MiB buffers and 512 KiB NVLS chunks") {
   // aws-ofi-nccl (src/platform-aws.cpp) sets NCCL_BUFFSIZE=8388608 on EFA instances and, from

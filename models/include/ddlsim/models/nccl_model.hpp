@@ -140,6 +140,10 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks);
 struct NcclOverrides {
   std::optional<NcclAlgorithm> algorithm;
   std::optional<NcclProtocol> protocol;
+  // NCCL_PROTO as a list ("LL,Simple") or an exclusion ("^LL128"): the protocols it leaves on.
+  // As in NCCL (src/graph/tuning.cc, parseList), every protocol is then on or off as the list
+  // says, LL128 included whatever its default rule.
+  std::optional<std::array<bool, kNcclProtocols>> protocols;
   int channels = 0; // 0 = NCCL's own count
   bool operator==(const NcclOverrides&) const = default;
 };
@@ -147,6 +151,10 @@ struct NcclOverrides {
 // else throws InputError at `where` listing the valid names.
 NcclAlgorithm parse_nccl_algorithm(std::string_view name, const std::string& where);
 NcclProtocol parse_nccl_protocol(std::string_view name, const std::string& where);
+// NCCL_PROTO's syntax into `force`: one protocol ("LL128": that one, forced), a list ("LL,Simple":
+// only those) or an exclusion ("^LL128": all but those), as NCCL's parseList reads it
+// (src/graph/tuning.cc). InputError at `where` for an unknown name or an empty list.
+void parse_nccl_protocols(std::string_view value, const std::string& where, NcclOverrides& force);
 
 // One cell of NCCL's cost table (comm->latencies, comm->bandwidths): the time of a call of n
 // bytes is latency + n / (1000 x bandwidth) us. Bandwidth 0 = disabled.
