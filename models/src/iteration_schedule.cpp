@@ -48,8 +48,9 @@ const coll::Algorithm& algorithm_of(const PlannedCollective& c) {
   return *algorithm;
 }
 
+// Whether collective c has a program on communication channel `channel` (its stream's channels).
 bool has_program(const PlannedCollective& c, int channel) {
-  return channel - 1 < algorithm_of(c).channels(c.call);
+  return channel >= c.first_channel && channel - c.first_channel < algorithm_of(c).channels(c.call);
 }
 
 // The software cost paid before the collective's first step: a calibrated launch overhead, else
@@ -109,9 +110,9 @@ std::vector<std::uint32_t> collective_joins(const TrainingPlan& plan, const JobP
   for (const PlannedCollective& c : job.collectives) {
     bases.push_back(kNone);
     if (has_program(c, channel)) {
-      StepStream stream = algorithm_of(c).program(c.call, rank, channel - 1);
+      StepStream stream = algorithm_of(c).program(c.call, rank, channel - c.first_channel);
       const bool adasum = c.call.reduction == coll::Reduction::adasum;
-      if (channel > 1) ++count; // the marker that waits for the previous collective
+      if (channel > c.first_channel) ++count; // the marker that waits for the previous collective
       if (launch_cost(plan, c) > 0) ++count;
       bases.back() = count;
       for (Step step; stream.next(step);)
@@ -218,7 +219,7 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan,
   std::uint32_t index = 0;
   std::uint32_t previous_join = kNone;
   // Every iteration runs the same collectives on the same buffers, each after its compute step
-  // of that iteration.
+  // of that iteration: the program index of each profile step.
   const std::vector<std::uint32_t> index_of =
       profile >= 0 ? program_index(job, job.profiles[std::size_t(profile)], channels)
                    : std::vector<std::uint32_t>{};
@@ -226,26 +227,29 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan,
       profile >= 0 ? compute_steps_per_iteration(job, job.profiles[std::size_t(profile)], channels)
                    : 0;
   // A collective's channels run as one kernel (NCCL launches them together and the call ends
-  // when all have): channel c's join also waits for channel c+1's, so channel 1's join ends the
-  // collective, and on channels > 1 a marker before each collective waits for channel 1's join
-  // of the one before. Without it channels drift apart over many collectives and iterations.
+  // when all have): channel c's join also waits for channel c+1's, so its stream's first
+  // channel's join ends the collective, and on the stream's other channels a marker before each
+  // collective waits for that join of the stream's collective before. Without it channels drift
+  // apart over many collectives and iterations.
   const std::vector<std::uint32_t>& next_joins =
       table->joins(job_index, rank, channel + 1 < channels ? channel + 1 : kComputeChannel);
-  const std::vector<std::uint32_t>& first_joins =
-      table->joins(job_index, rank, channel > 1 ? 1 : kComputeChannel);
   const std::size_t count = job.collectives.size();
   for (int iteration = 0; iteration < plan->iterations; ++iteration) {
     for (std::size_t i = 0; i < count; ++i) {
       const PlannedCollective& c = job.collectives[i];
       const coll::Algorithm& algorithm = algorithm_of(c);
       const Offsets offsets = table->offsets(job_index, rank, i);
+      // ready_step indexes the profile's steps; the program has ByteScheduler's gate markers
+      // between them (index_of).
       const std::uint32_t ready = profile >= 0
-                                      ? c.ready_step[static_cast<std::size_t>(profile)] +
+                                      ? index_of[c.ready_step[static_cast<std::size_t>(profile)]] +
                                             static_cast<std::uint32_t>(iteration) * compute_steps
                                       : kNone;
       if (has_program(c, channel)) {
-        StepStream stream = algorithm.program(c.call, rank, channel - 1);
-        if (channel > 1) { // the previous collective has ended on every channel
+        StepStream stream = algorithm.program(c.call, rank, channel - c.first_channel);
+        if (channel > c.first_channel) { // the stream's previous collective has ended everywhere
+          const std::vector<std::uint32_t>& first_joins =
+              table->joins(job_index, rank, c.first_channel);
           Step sync = compute_step(0, channel);
           const std::uint32_t k = static_cast<std::uint32_t>(iteration);
           const std::uint32_t previous = i > 0 ? first_joins[i - 1] + k * first_joins.back()
@@ -253,7 +257,7 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan,
                                              ? first_joins[count - 1] + (k - 1) * first_joins.back()
                                              : kNone;
           if (previous != kNone) {
-            sync.wait_channel = 1;
+            sync.wait_channel = static_cast<std::uint16_t>(c.first_channel);
             sync.wait_step = previous;
           }
           add_dep(sync, previous_join);
@@ -292,7 +296,7 @@ StepStream communication_program(std::shared_ptr<const TrainingPlan> plan,
           step.channel = static_cast<std::uint16_t>(channel);
           step.protocol = c.protocol;
           if (step.has_wait()) { // a wait for another program of the collective (generator channel)
-            const int other = step.wait_channel + 1;
+            const int other = step.wait_channel + c.first_channel;
             if (adasum || !has_program(c, other))
               throw std::logic_error("training schedule: " + c.call.algorithm +
                                      " waits for a channel it has no program on");
@@ -367,7 +371,9 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan,
     joins[std::size_t(channel)] = &table->joins(job_index, rank, channel);
   auto per_iteration = [&joins](int channel) { return joins[std::size_t(channel)]->back(); };
   // The join of collective c on `channel` in iteration `iteration`, or kNone.
+  // (A channel of another stream has other collectives' joins: kNone.)
   auto join_of = [&](int channel, int c, std::uint32_t iteration) {
+    if (!has_program(job.collectives[std::size_t(c)], channel)) return kNone;
     const std::uint32_t first = (*joins[std::size_t(channel)])[std::size_t(c)];
     return first == kNone ? kNone : first + iteration * per_iteration(channel);
   };
@@ -395,8 +401,10 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan,
       Step out = compute_step(step.duration, kComputeChannel);
       if (step.wait_exchange >= 0) { // a model-parallel all-to-all (one channel) must be done
         const int c = job.exchange_collective[static_cast<std::size_t>(step.wait_exchange)];
-        if (const std::uint32_t join = c >= 0 ? join_of(1, c, iteration) : kNone; join != kNone) {
-          out.wait_channel = 1;
+        const int lead = c >= 0 ? job.collectives[std::size_t(c)].first_channel : 1;
+        if (const std::uint32_t join = c >= 0 ? join_of(lead, c, iteration) : kNone;
+            join != kNone) {
+          out.wait_channel = static_cast<std::uint16_t>(lead);
           out.wait_step = join;
         }
       }
@@ -478,7 +486,7 @@ int iteration_channels(const TrainingPlan& plan) {
   int channels = 1;
   for (const JobPlan& job : plan.jobs)
     for (const PlannedCollective& c : job.collectives)
-      channels = std::max(channels, 1 + algorithm_of(c).channels(c.call));
+      channels = std::max(channels, c.first_channel + algorithm_of(c).channels(c.call));
   return channels;
 }
 

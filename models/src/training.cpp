@@ -32,6 +32,18 @@ std::vector<int> dense_layers_backward(const Model& model) {
   return layers;
 }
 
+// Collective i on stream i mod `streams`; each stream gets as many channels as the job's widest
+// collective, after the streams before it (channel 0 is the compute program).
+void assign_streams(JobPlan& job, int streams) {
+  int width = 1;
+  for (const PlannedCollective& c : job.collectives)
+    if (const coll::Algorithm* a = coll::find_algorithm(c.call.op, c.call.algorithm))
+      width = std::max(width, a->channels(c.call));
+  for (std::size_t i = 0; i < job.collectives.size(); ++i)
+    job.collectives[i].first_channel =
+        1 + static_cast<int>(i % static_cast<std::size_t>(std::max(1, streams))) * width;
+}
+
 // ByteScheduler's per-layer updates: each layer's forward pass waits for its last partition, and
 // the optimizer step is split over the layers by their parameters (the updates ByteScheduler
 // runs as each layer's all-reduce ends).
@@ -294,6 +306,8 @@ void check_job(const JobSpec& job, const std::string& where) {
       if (!(x > 0) || !std::isfinite(x))
         throw InputError(where, "every measured 1-GPU throughput must be a positive number");
   }
+  if (job.framework.streams < 1)
+    throw InputError(where + "/framework", "streams must be at least 1");
   if (job.framework.type == Framework::bytescheduler) {
     for (const Layer& layer : job.model->layers)
       if (layer.model_parallel)
@@ -485,6 +499,7 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs, const PlanOptions& options
       add_exchanges(job, spec, model_parallel, base, accumulation);
     for (PlannedCollective& c : job.collectives)
       if (c.call.algorithm == "nccl") resolve_nccl(c, spec, options, where);
+    assign_streams(job, spec.framework.streams);
     for (const PlannedCollective& c : job.collectives) {
       try {
         coll::check_call(c.call);

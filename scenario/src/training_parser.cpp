@@ -171,6 +171,7 @@ models::FrameworkSpec parse_framework(const JsonValue& value) {
   }
   if (auto v = object.optional("accumulation_steps"))
     fw.accumulation_steps = static_cast<int>(v->integer(1, 1 << 16));
+  if (auto v = object.optional("streams")) fw.streams = static_cast<int>(v->integer(1, 1 << 16));
   object.finish();
   return fw;
 }

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 using namespace ddlsim;
@@ -277,4 +278,45 @@ TEST_CASE("ByteScheduler's iterations still all-reduce the whole gradient buffer
   const coll::ReferenceResult result = coll::run_reference(iteration_schedule(plan));
   INFO(result.error);
   CHECK(result.ok);
+}
+
+TEST_CASE("a ByteScheduler partition starts only after its layer's backward step, on any stream") {
+  // The compute program has gate markers before the gated forward steps: a partition's wait for
+  // its layer's backward step must count them (it used to name a step that many too early).
+  for (int streams : {1, 4}) {
+    const TrainingRun run =
+        run_training(slow(R"("model": "resnet50", "batch_per_gpu": 32, "framework":
+                             {"type": "bytescheduler", "streams": )" +
+                          std::to_string(streams) + "}"));
+    const JobPlan& job = run.plan->jobs.at(0);
+    const ComputeProfile& profile = job.profiles.at(0);
+    // Rank 0's compute records in program order, and its first step on each channel > 0.
+    std::vector<Picoseconds> compute_end;
+    std::map<int, Picoseconds> first_start;
+    for (const sim::StepRecord& r : run.timing.steps_recorded) {
+      if (r.rank != 0) continue;
+      if (r.channel == 0)
+        compute_end.push_back(r.end);
+      else if (!first_start.count(r.channel) || r.start < first_start[r.channel])
+        first_start[r.channel] = r.start;
+    }
+    // The first collective of each stream (collective s, stream s) waits for its layer.
+    const int width = streams > 1 ? job.collectives.at(1).first_channel - 1 : 0;
+    for (int s = 0; s < streams; ++s) {
+      const PlannedCollective& c = job.collectives.at(static_cast<std::size_t>(s));
+      REQUIRE(c.first_channel == 1 + s * width);
+      const std::uint32_t ready = c.ready_step.at(0);
+      REQUIRE(profile.steps.at(ready).backward);
+      REQUIRE(profile.steps.at(ready).layer == c.first_layer);
+      // Every gated forward step comes before the backward pass, with a marker per
+      // communication channel before each.
+      std::size_t gated = 0;
+      for (std::size_t l = 0; l < job.gate_collective.size(); ++l)
+        gated += job.gate_collective[l] >= 0 ? 1 : 0;
+      const std::size_t markers = std::size_t(iteration_channels(*run.plan) - 1);
+      const std::size_t index = ready + gated * markers;
+      REQUIRE(index < compute_end.size());
+      CHECK(first_start.at(c.first_channel) >= compute_end[index]);
+    }
+  }
 }

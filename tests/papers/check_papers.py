@@ -119,6 +119,12 @@ baseline, dlcp = p[0]["iteration_seconds"], p[1]["iteration_seconds"]
 check("dlcp", dlcp < 0.95 * baseline,
       f"the DLCP-style fabric finishes the congested all-to-all at least 5% sooner ({baseline / dlcp:.2f}x)")
 
+# DLCP's per-layer priority: engine [one class, by_layer], ResNet-50 steady state (3 iterations).
+p = swept("dlcp-layer-priority-training")
+one, by_layer = p[0]["iteration_seconds"], p[1]["iteration_seconds"]
+check("dlcp-layer", by_layer < 0.95 * one,
+      f"per-layer priority shortens the congested steady-state iteration at least 5% ({one / by_layer:.2f}x)")
+
 # Cloud vs dense: preset [cloud-8xv100-25g, dgx1-v100] at 128 GPUs.
 p = swept("cloud-vs-dgx")
 check("cloud-vs-dgx", throughput(p, 1) > 1.1 * throughput(p, 0),

@@ -63,6 +63,7 @@ std::string describe_framework(const models::FrameworkSpec& fw) {
   }
   if (fw.accumulation_steps > 1)
     text += ", " + std::to_string(fw.accumulation_steps) + " accumulation steps";
+  if (fw.streams > 1) text += ", " + std::to_string(fw.streams) + " communication streams";
   return text;
 }
 

@@ -1,9 +1,7 @@
 // Training iterations on the packet engine: the composite iteration Schedule (compute steps,
 // cross-program waits, one all-reduce per bucket) runs, and by_layer priority puts the first
 // layers' gradients, which the next forward pass needs first, in class 0.
-#include "ddlsim/sim/packet/packet_engine.hpp"
-
-#include "../../models/training_harness.hpp"
+#include "packet_training.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,29 +10,6 @@ namespace {
 
 using models::test::cluster;
 using models::test::load_text;
-
-struct PacketIteration {
-  PacketTiming timing;
-  std::vector<models::JobIteration> jobs;
-  std::shared_ptr<const models::TrainingPlan> plan;
-};
-
-PacketIteration run_packet_training(const Scenario& scenario, const PacketEngineSpec& spec) {
-  PacketIteration run;
-  run.plan = std::make_shared<const models::TrainingPlan>(
-      models::plan_training(scenario.workload.training.jobs));
-  const topo::Topology topology = topo::build_topology(scenario.topology);
-  topo::Router router(topology);
-  PacketOptions options;
-  options.spec = spec;
-  options.record_steps = true;
-  run.timing = simulate_packet(topology, router, models::iteration_schedule(run.plan), options);
-  models::IterationRecorder steps(run.plan->ranks);
-  for (const StepRecord& r : run.timing.steps_recorded)
-    steps.add(r.rank, r.channel, r.start, r.end);
-  run.jobs = models::summarize_iteration(*run.plan, steps);
-  return run;
-}
 
 // ResNet-50 in fp16 (51 MB of gradients, DDP buckets) on four single-GPU nodes, 25 Gb/s NICs.
 const std::string kResnet4 = cluster(4, 25, R"("model": "resnet50", "batch_per_gpu": 32,

@@ -89,6 +89,12 @@ struct FrameworkSpec {
   // value 4096000, bytedance/byteps docs/env.md).
   std::uint64_t partition_bytes = 4'096'000;
   int accumulation_steps = 1;
+  // Communication streams: collective i runs on stream i mod streams, each stream runs its
+  // collectives one after another, and the streams run at the same time. 1 (the default) is one
+  // NCCL stream, as DDP, Horovod and ByteScheduler over NCCL use; more put several layers'
+  // collectives in the network together, where the switches' priorities order their packets
+  // (DLCP's packet-level layer priority, Wang et al., arXiv 2008.08445).
+  int streams = 1;
 };
 
 // One training job: a model data-parallel over `gpus` (global ranks of the cluster, in rank
@@ -135,6 +141,9 @@ struct PlannedCollective {
   Picoseconds call_overhead = 0;
   std::string nccl_choice;
   std::uint8_t protocol = 0; // index of call.protocol in TrainingPlan::protocols
+  // The first communication channel of its stream (FrameworkSpec::streams): it runs on channels
+  // first_channel .. first_channel + its algorithm's channels - 1.
+  int first_channel = 1;
 };
 
 // The compute program of GPUs with the same (GPU, speed, batch): its steps in order.
