@@ -93,6 +93,11 @@ void check_protocol(const Protocol& protocol, const std::string& where) {
     throw InputError(where, name + ": hop latencies must be at least 0, not " +
                                 std::to_string(protocol.intra_hop_ps) + " ps (intra) and " +
                                 std::to_string(protocol.inter_hop_ps) + " ps (inter)");
+  if (protocol.net_post_ps < 0)
+    throw InputError(where, name + ": net_post_ps must be at least 0 (NCCL's network post " +
+                                "overhead per step: 1 us on Intel, 2 us on AMD CPUs, x3 for " +
+                                "Simple; 0 for none), not " + std::to_string(protocol.net_post_ps) +
+                                " ps");
 }
 
 Schedule Schedule::make(CollectiveCall call) {

@@ -471,6 +471,16 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
   }
   out.intra_hop_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(intra) * 1e6));
   out.inter_hop_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(inter) * 1e6));
+  // Every network step is posted by the proxy thread of the GPU that sends it (src/proxy.cc,
+  // progressOps; src/transport/net.cc, sendProxyProgress, NCCL 2.30.7), which NCCL's model
+  // charges per step as its net overhead (src/graph/tuning.cc, getNetOverhead: "Network post
+  // overhead", 1 us on Intel x86, 2 us on AMD x86, 1 us otherwise; x3 for Simple, whose GDR
+  // receives are also flushed). The engines queue it on the sending rank's proxy.
+  {
+    float net_post = system.cpu_amd ? nccl::kNetOverheadAmd : nccl::kNetOverheadIntel;
+    if (protocol == NcclProtocol::simple) net_post *= 3;
+    out.net_post_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(net_post) * 1e6));
+  }
   out.reduce_in_flight = true; // NCCL's kernels reduce each chunk as it arrives
   // NVLS and NVLS-Tree move their in-node bytes with multimem loads (ld_reduce) and stores
   // through the NVSwitch, which the switch reduces and replicates; NCCL's model rates that

@@ -44,7 +44,8 @@ public:
               const AnalyticOptions& options)
       : topology_(topology), router_(router), options_(options), flows_(topology),
         connections_(static_cast<std::size_t>(schedule.ranks()) *
-                     static_cast<std::size_t>(schedule.channels())) {
+                     static_cast<std::size_t>(schedule.channels())),
+        proxies_(static_cast<std::size_t>(schedule.ranks())) {
     const int ranks = schedule.ranks();
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
@@ -423,7 +424,11 @@ private:
     transfer.group = false;
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
-    schedule(now_ + latency, Event{EventKind::latency_done, id, 0});
+    // A network step is posted by its sender's proxy first (ProxyPosts): start_transfer runs in
+    // time order, so the posts queue in the order the steps become ready.
+    const Picoseconds posted = proxies_.post(static_cast<std::size_t>(rank_of(send.program)), now_,
+                                             cost, sender.path_crosses_network);
+    schedule(posted + latency, Event{EventKind::latency_done, id, 0});
   }
 
   // The bytes of a transfer have all arrived: a plain receive is done; a recv_reduce now reduces.
@@ -612,6 +617,7 @@ private:
   const AnalyticOptions& options_;
   FlowNetwork flows_;
   detail::ConnectionFifo connections_;
+  ProxyPosts proxies_; // each rank's proxy thread: network posts one at a time
   LookaheadQueue<Event> events_{kWindow};
   std::vector<GpuRates> rates_;
   std::vector<ProtocolCost> protocols_;                                 // indexed by Step::protocol

@@ -600,6 +600,10 @@ std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& 
   // A compute step's end then depends on the communication in flight beside it on its rank,
   // which only the event-driven evaluation follows in time order.
   if (options.compute_slowdown) return std::nullopt;
+  // A network post (ProxyPosts) waits for its rank's proxy, which posts the steps of all the
+  // rank's channels in the order they become ready in time: an order this evaluation, which
+  // times each program's steps in dependency order, does not follow.
+  if (has_net_post(protocol_costs(schedule))) return std::nullopt;
   std::uint8_t shared_classes = 0;
   while (true) {
     DependencyOrderRun attempt(topology, router, schedule, options, shared_classes);

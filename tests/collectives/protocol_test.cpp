@@ -74,6 +74,20 @@ TEST_CASE("protocol: thread blocks per program are dumped only where not 1, and 
   CHECK(Schedule::from_materialized(reload(m)).protocols().front().blocks_per_program == 16);
 }
 
+TEST_CASE("protocol: a network post is dumped only where not 0, reloads, and is never negative") {
+  CollectiveCall call = make_call(Op::all_reduce, "ring", 4, 64);
+  call.protocol = ll();
+  CHECK_FALSE(
+      to_json(materialize(Schedule::make(call)))["call"]["protocol"].contains("net_post_ps"));
+  call.protocol.net_post_ps = 3'000'000; // NCCL's getNetOverhead for Simple on Intel
+  const MaterializedSchedule m = materialize(Schedule::make(call));
+  CHECK(to_json(m)["call"]["protocol"]["net_post_ps"] == 3'000'000);
+  CHECK(reload(m) == m);
+  CHECK(Schedule::from_materialized(reload(m)).protocols().front().net_post_ps == 3'000'000);
+  call.protocol.net_post_ps = -1;
+  CHECK_THAT(error_of([&] { Schedule::make(call); }), Contains("net_post_ps must be at least 0"));
+}
+
 TEST_CASE("protocol: steps naming a missing protocol, or pairs that disagree, are rejected") {
   MaterializedSchedule m = materialize(Schedule::make(make_call(Op::all_reduce, "ring", 2, 4)));
   MaterializedSchedule missing = m;

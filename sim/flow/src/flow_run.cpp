@@ -78,6 +78,7 @@ enum class Phase : std::uint8_t {
   receive,            // a receive's bytes on the wire
   reduce,             // a recv_reduce reducing what arrived
   wake,               // the program waits for a step of another channel (Step::wait_channel)
+  post,               // a network send waiting for its rank's proxy to post it (ProxyPosts)
 };
 struct InFlight {
   std::uint32_t index;
@@ -114,6 +115,8 @@ private:
   bool wait_done(const Step& step);
   void wake_waiters();
   void begin(Slot& step, std::uint32_t index);
+  // Puts the bytes of send `index` (the `sequence`-th of `channel`) on the wire.
+  void put(const Slot& step, std::uint32_t index, Channel& channel, std::uint64_t sequence);
   void on_completed(std::size_t position);
   // How long after the arrival of the bytes of `comm` (between this program and `peer`, sender
   // first) its receive ends: the protocol's hop latency, after the reduction of `reduce_bytes`
@@ -218,6 +221,7 @@ public:
   }
   CollectiveTiming& result() { return result_; }
   Platform& platform() { return *platform_; }
+  ProxyPosts& proxies() { return proxies_; }
   Program* program(int rank, int channel) {
     return programs_[static_cast<std::size_t>(rank * channels_ + channel)].get();
   }
@@ -273,6 +277,7 @@ private:
   int channels_ = 1;
   std::vector<GpuRates> rates_;
   std::vector<ProtocolCost> protocols_; // indexed by Step::protocol
+  ProxyPosts proxies_{};                // each rank's proxy thread: network posts one at a time
   std::unique_ptr<Platform> platform_;
   std::vector<std::unique_ptr<Program>> programs_;
   std::unordered_map<std::uint64_t, Channel> channels_by_key_;
@@ -346,6 +351,10 @@ void Program::local_ended(std::size_t position) {
   const InFlight what = local_[position].what;
   local_[position] = local_.back();
   local_.pop_back();
+  if (what.phase == Phase::post) {
+    put(window_[what.index - base_], what.index, *what.channel, what.sequence);
+    return;
+  }
   complete(what.index);
 }
 
@@ -417,6 +426,12 @@ void Program::wake_waiters() {
   }
 }
 
+void Program::put(const Slot& step, std::uint32_t index, Channel& channel, std::uint64_t sequence) {
+  // SimGrid refuses a null payload; the address of the channel is as good as any.
+  track(channel.mailbox->put_async(&channel, run_.protocol(step.protocol).wire_bytes(step.bytes)),
+        InFlight{index, Phase::send, &channel, sequence});
+}
+
 void Program::begin(Slot& step, std::uint32_t index) {
   const FlowOptions& options = run_.options();
   if (step.kind == StepKind::send) {
@@ -424,9 +439,23 @@ void Program::begin(Slot& step, std::uint32_t index) {
     CollectiveTiming& result = run_.result();
     ++result.transfers;
     result.bytes_sent += step.bytes;
-    // SimGrid refuses a null payload; the address of the channel is as good as any.
-    track(channel.mailbox->put_async(&channel, run_.protocol(step.protocol).wire_bytes(step.bytes)),
-          InFlight{index, Phase::send, &channel, channel.sends++});
+    const std::uint64_t sequence = channel.sends++;
+    // A network send is posted by its rank's proxy first (ProxyPosts). The proxy posts one step
+    // at a time, so a rank's network sends reach the wire in the order they began, and the k-th
+    // send of a channel still meets its k-th receive.
+    const ProtocolCost& cost = run_.protocol(step.protocol);
+    if (cost.net_post > 0) {
+      const bool crosses = run_.platform().route_facts(rank_, step.peer, channel_).crosses_network;
+      const Picoseconds now = Platform::now();
+      const Picoseconds posted =
+          run_.proxies().post(static_cast<std::size_t>(rank_), now, cost, crosses);
+      if (posted > now) {
+        local_.push_back(LocalWork{Platform::clock() + Platform::work_seconds(posted - now),
+                                   InFlight{index, Phase::post, &channel, sequence}});
+        return;
+      }
+    }
+    put(step, index, channel, sequence);
   } else if (step.kind == StepKind::recv || step.kind == StepKind::recv_reduce) {
     Channel& channel = channel_from(step.peer);
     const std::uint64_t sequence = channel.first + channel.receives.size();
@@ -523,6 +552,7 @@ void Program::on_completed(std::size_t position) {
     waiting_ = false; // issue_ready looks again
     break;
   case Phase::local: // local work is never an activity (see local_ended)
+  case Phase::post:
   case Phase::send_awaits_reduce:
   case Phase::reduce:
     throw std::logic_error("flow engine: local work completed as an activity");

@@ -278,8 +278,12 @@ private:
     setup.recv_rank = dst;
     setup.recv_reduce = reduce;
     setup.reduce_in_flight = cost.reduce_in_flight;
-    setup.hop_latency = cost.latency_beyond_path(crosses_network(topology, paths.front()),
-                                                 path_latency(topology, paths.front()));
+    const bool crosses = crosses_network(topology, paths.front());
+    setup.hop_latency = cost.latency_beyond_path(crosses, path_latency(topology, paths.front()));
+    // A network message is posted by its sender's proxy first (ProxyPosts); messages open in
+    // time order, so the posts queue in the order the steps become ready.
+    setup.post_wait =
+        proxies_.post(static_cast<std::size_t>(src), net().now, cost, crosses) - net().now;
     setup.channel = channel;
     setup.priority = priority_of(receive, channel);
     setup.paths = &paths;
@@ -292,6 +296,7 @@ private:
   const Network& net() const { return engine().network(); }
   std::vector<GpuRates> rates_;
   std::vector<ProtocolCost> protocols_; // indexed by Step::protocol
+  ProxyPosts proxies_;                  // each rank's proxy thread: network posts one at a time
   std::vector<Program> programs_;
   std::uint32_t channels_ = 1;
   // With PacketOptions::compute_slowdown: the thread blocks in flight per rank and the slowed

@@ -39,6 +39,7 @@ struct MessageSetup {
   bool reduce_in_flight = false; // the protocol's
   Picoseconds hop_latency =
       0; // the protocol's beyond the path's latency, waited with the per-step overhead
+  Picoseconds post_wait = 0; // until its sender's proxy has posted it (ProxyPosts), before both
   std::uint16_t channel = 0;
   std::uint8_t priority = 0;
   const std::vector<topo::Path>* paths = nullptr; // non-empty
@@ -137,7 +138,9 @@ public:
     m.alive = 0;
     ++net().result.transfers;
     net().result.bytes_sent += setup.payload_bytes;
-    if (const Picoseconds wait = net().options.per_step_overhead + setup.hop_latency; wait > 0)
+    if (const Picoseconds wait =
+            setup.post_wait + net().options.per_step_overhead + setup.hop_latency;
+        wait > 0)
       net().events.push(net().now + wait, Event::message_start(id));
     else
       activate(id);

@@ -61,6 +61,13 @@ struct Protocol {
   double switch_efficiency = 1.0;  // switch steps: payload per wire byte on top of it, in (0, 1]
   std::int64_t intra_hop_ps = 0;   // per transfer inside a node
   std::int64_t inter_hop_ps = 0;   // per transfer that crosses the network
+  // What one network step occupies its sending GPU's proxy thread for before its bytes may move:
+  // NCCL's proxy posts every step of a network connection (src/transport/net.cc,
+  // sendProxyProgress), one step at a time for all of a GPU's channels (src/proxy.cc,
+  // progressOps), and NCCL's model charges it per step (src/graph/tuning.cc, getNetOverhead,
+  // NCCL 2.30: 1 us on Intel x86, 2 us on AMD x86, 1 us otherwise; x3 for Simple). Only NCCL's
+  // protocols set it; 0 charges nothing (sim/protocol_cost.hpp, ProxyPosts).
+  std::int64_t net_post_ps = 0;
   bool reduce_in_flight = false;
   // Thread blocks the call's kernel keeps resident on each GPU per program of the Schedule while
   // a step of that program is in flight: NCCL runs one block per channel, so NCCL's channels of

@@ -17,6 +17,15 @@
 //    each slice while the next one is on the wire, src/device/prims_*.h), so it ends at
 //    max(arrival, first byte + reduce time) instead of arrival + reduce time; the reduce time is
 //    the engine's own (the GPU's reduction rate).
+//  - Network post (ProxyPosts): a transfer whose path crosses the network first occupies its
+//    sending rank's proxy thread for net_post_ps; a rank's proxy posts one step at a time, in
+//    the order the steps become ready, over all its channels, and the transfer's latency starts
+//    when its post ends. NCCL's proxy thread (one per GPU, src/proxy.cc progressOps, NCCL 2.30)
+//    round-robins over every network connection of the GPU and posts each step
+//    (src/transport/net.cc, sendProxyProgress: isend per step); NCCL's model charges one net
+//    overhead per step (src/graph/tuning.cc, getNetOverhead). Only the send side is charged:
+//    NCCL's model has one figure per step, and the receiver's irecv is posted ahead of the data
+//    (recvProxyProgress posts up to NCCL_STEPS receives before their sends arrive).
 // The default Protocol{} adds nothing: efficiency 1 keeps the byte count exact (no floating
 // point), zero hop latencies, reduction after arrival.
 #pragma once
@@ -48,13 +57,15 @@ struct ProtocolCost {
   double switch_efficiency = 1.0;
   Picoseconds intra_hop = 0;
   Picoseconds inter_hop = 0;
+  Picoseconds net_post = 0;
   bool reduce_in_flight = false;
 
   bool operator==(const ProtocolCost&) const = default;
   explicit ProtocolCost(const coll::Protocol& protocol = {})
       : payload_efficiency(protocol.payload_efficiency),
         switch_efficiency(protocol.switch_efficiency), intra_hop(protocol.intra_hop_ps),
-        inter_hop(protocol.inter_hop_ps), reduce_in_flight(protocol.reduce_in_flight) {}
+        inter_hop(protocol.inter_hop_ps), net_post(protocol.net_post_ps),
+        reduce_in_flight(protocol.reduce_in_flight) {}
 
   // The bytes a transfer of `bytes` payload puts on the wire.
   std::uint64_t wire_bytes(std::uint64_t bytes) const {
@@ -83,6 +94,34 @@ struct ProtocolCost {
     return sim::receive_end(arrival, bytes_start, reduce_time, reduce_in_flight);
   }
 };
+
+// Each rank's proxy thread, which posts the network steps of all its channels one at a time
+// (the network post rule at the top). Engines call post() in time order, when a transfer is ready
+// to start: it returns when the transfer's latency may start.
+class ProxyPosts {
+public:
+  explicit ProxyPosts(std::size_t ranks = 0) : free_at_(ranks, 0) {}
+
+  // A transfer of `sender` ready at `now` under `cost`: `now` if it does not cross the network
+  // or its protocol has no post cost, else the end of its post, which waits for the proxy.
+  Picoseconds post(std::size_t sender, Picoseconds now, const ProtocolCost& cost,
+                   bool crosses_network) {
+    if (cost.net_post == 0 || !crosses_network) return now;
+    if (sender >= free_at_.size()) free_at_.resize(sender + 1, 0);
+    Picoseconds& free_at = free_at_[sender];
+    free_at = std::max(now, free_at) + cost.net_post;
+    return free_at;
+  }
+
+private:
+  std::vector<Picoseconds> free_at_; // by rank: when its proxy finishes the posts queued so far
+};
+
+// Whether any protocol of the schedule charges a network post (ProxyPosts).
+inline bool has_net_post(const std::vector<ProtocolCost>& costs) {
+  return std::any_of(costs.begin(), costs.end(),
+                     [](const ProtocolCost& cost) { return cost.net_post != 0; });
+}
 
 // The costs of a schedule's protocols, indexed like Schedule::protocols() (Step::protocol).
 inline std::vector<ProtocolCost> protocol_costs(const coll::Schedule& schedule) {
