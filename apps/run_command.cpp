@@ -21,8 +21,8 @@ struct RunOptions {
   std::string algorithm;
   std::int64_t seed = -1;
   double max_wall_seconds = 0;
-  bool progress = false;     // draw progress even when stderr is not a terminal
-  int compute_slowdown = -1; // engine.compute_slowdown: 1 on, 0 off, -1 as the scenario says
+  bool progress = false;         // draw progress even when stderr is not a terminal
+  bool compute_slowdown = false; // engine.compute_slowdown on, whatever the scenario says
 };
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -37,8 +37,8 @@ void run(const RunOptions& options) {
   for (const std::string& warning : scenario.warnings)
     std::cerr << "ddlsim run: warning: " << warning << "\n";
   if (options.seed >= 0) scenario.seed = static_cast<std::uint64_t>(options.seed);
-  if (options.compute_slowdown >= 0)
-    scenario.engine.compute_slowdown = options.compute_slowdown == 1;
+  // The engine layer refuses it on an engine that does not model it (sim::simulate).
+  if (options.compute_slowdown) scenario.engine.compute_slowdown = true;
   if (options.algorithm == "auto" && scenario.workload.type != "collective" &&
       scenario.workload.type != "iterative")
     throw InputError("--algorithm auto",
@@ -107,8 +107,7 @@ void run(const RunOptions& options) {
   }
   // The run's own jobs stand for the sweep point equal to the scenario, unless a flag changed
   // what ran.
-  const bool as_loaded =
-      options.seed < 0 && options.algorithm.empty() && options.compute_slowdown < 0;
+  const bool as_loaded = options.seed < 0 && options.algorithm.empty() && !options.compute_slowdown;
   if (scenario.workload.type == "training" && !scenario.sweep.empty())
     runner::print_sweep_points(scenario, std::cout, as_loaded ? &report : nullptr);
   if (!report.incomplete.empty()) throw IncompleteRun(stopped);
@@ -144,12 +143,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--max-wall-seconds", options->max_wall_seconds,
                   "Stop cleanly after this much wall time, reporting the sizes finished (exit 4)")
       ->check(checks::positive());
-  cmd->add_flag_callback(
-      "--compute-slowdown", [options] { options->compute_slowdown = 1; },
-      "Slow compute beside communication kernels (engine.compute_slowdown: true, the default)");
-  cmd->add_flag_callback(
-      "--no-compute-slowdown", [options] { options->compute_slowdown = 0; },
-      "Do not slow compute beside communication kernels (engine.compute_slowdown: false)");
+  cmd->add_flag("--compute-slowdown", options->compute_slowdown,
+                "Slow compute beside communication kernels (engine.compute_slowdown: true), "
+                "every engine");
   cmd->add_flag("--progress", options->progress,
                 "Print progress (what is simulated, steps or events per second, simulated time, "
                 "ETA) once a second on stderr even when it is not a terminal (on a terminal it "

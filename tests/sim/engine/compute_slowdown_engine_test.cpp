@@ -25,20 +25,14 @@ sim::EngineResult run_training(const Scenario& scenario, const sim::EngineSpec& 
                        topology, router, spec, {});
 }
 
-const sim::EngineSpec kOff = [] {
-  sim::EngineSpec off;
-  off.compute_slowdown = false;
-  return off;
-}();
-
 } // namespace
 
 TEST_CASE("compute slowdown engine: a data-parallel iteration slows where compute overlaps its "
           "all-reduces") {
   const Scenario scenario = models::test::load_text(kResnet);
   sim::EngineSpec off;
-  off.compute_slowdown = false;
-  sim::EngineSpec on; // the default
+  sim::EngineSpec on;
+  on.compute_slowdown = true;
   const sim::EngineResult before = run_training(scenario, off);
   const sim::EngineResult after = run_training(scenario, on);
   REQUIRE(after.complete);
@@ -58,7 +52,6 @@ TEST_CASE("compute slowdown engine: the packet engine slows compute as the analy
   analytic.compute_slowdown = true;
   sim::EngineSpec packet;
   packet.kind = sim::packet::PacketEngineSpec{};
-  packet.compute_slowdown = false;
   const sim::EngineResult packet_off = run_training(scenario, packet);
   packet.compute_slowdown = true;
   const sim::EngineResult packet_on = run_training(scenario, packet);
@@ -69,7 +62,7 @@ TEST_CASE("compute slowdown engine: the packet engine slows compute as the analy
   CHECK(static_cast<double>(packet_on.time) > 0.95 * static_cast<double>(analytic_on.time));
   // And it slows by about as much: the difference each engine sees agrees within 5% of the
   // iteration too.
-  const sim::EngineResult analytic_off = run_training(scenario, kOff);
+  const sim::EngineResult analytic_off = run_training(scenario, sim::EngineSpec{});
   const double packet_slower = static_cast<double>(packet_on.time - packet_off.time);
   const double analytic_slower = static_cast<double>(analytic_on.time - analytic_off.time);
   CHECK(std::abs(packet_slower - analytic_slower) < 0.05 * static_cast<double>(analytic_on.time));
@@ -81,7 +74,6 @@ TEST_CASE("compute slowdown engine: the flow engine slows compute as the analyti
   analytic.compute_slowdown = true;
   sim::EngineSpec flow;
   flow.kind = sim::flow::FlowEngineSpec{};
-  flow.compute_slowdown = false;
   const sim::EngineResult flow_off = run_training(scenario, flow);
   flow.compute_slowdown = true;
   const sim::EngineResult flow_on = run_training(scenario, flow);
@@ -91,7 +83,7 @@ TEST_CASE("compute slowdown engine: the flow engine slows compute as the analyti
   CHECK(static_cast<double>(flow_on.time) < 1.05 * static_cast<double>(analytic_on.time));
   CHECK(static_cast<double>(flow_on.time) > 0.95 * static_cast<double>(analytic_on.time));
   // And it slows by about as much.
-  const sim::EngineResult analytic_off = run_training(scenario, kOff);
+  const sim::EngineResult analytic_off = run_training(scenario, sim::EngineSpec{});
   const double flow_slower = static_cast<double>(flow_on.time - flow_off.time);
   const double analytic_slower = static_cast<double>(analytic_on.time - analytic_off.time);
   CHECK(std::abs(flow_slower - analytic_slower) < 0.05 * static_cast<double>(analytic_on.time));
@@ -101,10 +93,7 @@ TEST_CASE("compute slowdown engine: the scenario key is read for every engine") 
   std::string text = kResnet;
   text.insert(text.size() - 1, R"(, "engine": {"type": "analytic", "compute_slowdown": true})");
   CHECK(models::test::load_text(text).engine.compute_slowdown);
-  CHECK(models::test::load_text(kResnet).engine.compute_slowdown); // on by default
-  std::string off = kResnet;
-  off.insert(off.size() - 1, R"(, "engine": {"type": "analytic", "compute_slowdown": false})");
-  CHECK_FALSE(models::test::load_text(off).engine.compute_slowdown);
+  CHECK_FALSE(models::test::load_text(kResnet).engine.compute_slowdown);
   std::string packet = kResnet;
   packet.insert(packet.size() - 1, R"(, "engine": {"type": "packet", "compute_slowdown": true})");
   CHECK(models::test::load_text(packet).engine.compute_slowdown);

@@ -32,9 +32,9 @@ struct EngineSpec {
   double copy_bytes_per_second = 0;   // GPU copy rate; 0 = each GPU model's
   Picoseconds launch_overhead = 0;    // once per collective call (set by a calibration)
   // Compute slowed by the thread blocks of the communication kernels beside it on its GPU
-  // (sim/compute_slowdown.hpp; docs/engines.md), in every engine. On by default: it changes
-  // nothing on a GPU without an SM figure, or for a schedule without compute steps.
-  bool compute_slowdown = true;
+  // (sim/compute_slowdown.hpp; docs/engines.md). Off by default; the analytic and packet engines
+  // model it, the flow engine refuses it (InputError at /engine/compute_slowdown).
+  bool compute_slowdown = false;
 };
 
 // "analytic", "flow" or "packet": the value of the scenario's "engine.type", and the name
