@@ -145,7 +145,7 @@ void add_run_command(CLI::App& app) {
       ->check(checks::positive());
   cmd->add_flag("--compute-slowdown", options->compute_slowdown,
                 "Slow compute beside communication kernels (engine.compute_slowdown: true), "
-                "analytic and packet engines");
+                "every engine");
   cmd->add_flag("--progress", options->progress,
                 "Print progress (what is simulated, steps or events per second, simulated time, "
                 "ETA) once a second on stderr even when it is not a terminal (on a terminal it "

@@ -207,14 +207,7 @@ EngineSpec parse_engine(const JsonValue& section) {
     engine.per_step_overhead = ns_to_ps(v->number(0, 1e9));
   if (auto v = object.optional("reduce_bandwidth_gbps"))
     engine.reduce_bytes_per_second = gbps_to_bytes_per_second(v->positive_number(1e6));
-  if (auto v = object.optional("compute_slowdown")) {
-    engine.compute_slowdown = v->boolean();
-    if (engine.compute_slowdown && name == "flow")
-      throw InputError("/engine/compute_slowdown",
-                       "the " + name +
-                           " engine does not model compute slowed by communication kernels; "
-                           "remove the key or use \"type\": \"analytic\"");
-  }
+  if (auto v = object.optional("compute_slowdown")) engine.compute_slowdown = v->boolean();
   if (name == "flow") engine.kind = sim::flow::parse_flow_engine(object);
   if (name == "packet") engine.kind = sim::packet::parse_packet_engine_spec(object);
   object.finish();

@@ -302,6 +302,14 @@ private:
       else
         programs_[p].receives.put(receive, overflow_[p].receives);
     } else if (step.kind == StepKind::compute) {
+      // With compute_slowdown, a compute step of the compute channel on a GPU with an SM figure
+      // ends when the communication beside it on its rank lets it, which only the event-driven
+      // evaluation follows in time order; collectives alone (no compute steps) stay here.
+      if (options_.compute_slowdown && channel == options_.compute_channel &&
+          rates_[static_cast<std::size_t>(rank)].sms > 0) {
+        give_up();
+        return;
+      }
       end(p, index, start + static_cast<Picoseconds>(step.bytes));
     } else {
       const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
@@ -597,9 +605,6 @@ std::optional<CollectiveTiming> simulate_dependency_order(const topo::Topology& 
   // First every transfer is assumed alone on its links; each attempt that finds sharing on a
   // class of links times that class event-driven in the next, until one succeeds or no new
   // class is named (cross-program waits, a schedule that cannot finish).
-  // A compute step's end then depends on the communication in flight beside it on its rank,
-  // which only the event-driven evaluation follows in time order.
-  if (options.compute_slowdown) return std::nullopt;
   // A network post (ProxyPosts) waits for its rank's proxy, which posts the steps of all the
   // rank's channels in the order they become ready in time: an order this evaluation, which
   // times each program's steps in dependency order, does not follow.

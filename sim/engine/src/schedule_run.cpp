@@ -1,6 +1,5 @@
 #include "schedule_run.hpp"
 
-#include "ddlsim/core/input_error.hpp"
 #include "ddlsim/sim/flow/flow_engine.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/sim/packet/packet_report.hpp"
@@ -40,17 +39,6 @@ EngineResult common_result(CollectiveTiming&& timing) {
   EngineResult result = common_result<CollectiveTiming>(std::move(timing));
   result.peak_flows_per_link = peak_flows_per_link;
   return result;
-}
-
-// The flow engine does not model compute slowed by communication kernels: it refuses the option
-// rather than run without it.
-void refuse_compute_slowdown(const EngineSpec& spec) {
-  if (spec.compute_slowdown)
-    throw InputError("/engine/compute_slowdown",
-                     "the " + std::string(engine_name(spec)) +
-                         " engine does not model compute slowed by communication kernels; "
-                         "remove the key (or --compute-slowdown) or use \"type\": \"analytic\" "
-                         "or \"packet\"");
 }
 
 // The engines other than the analytic one hand steps over only as kept records.
@@ -95,10 +83,10 @@ struct ScheduleRun {
   }
 
   EngineResult operator()(const flow::FlowEngineSpec& model) const {
-    refuse_compute_slowdown(spec);
     auto options =
         shared_options<flow::FlowOptions>(spec, common, common.record_steps || bool(on_step));
     options.model = model;
+    options.compute_slowdown = spec.compute_slowdown;
     EngineResult result = common_result(flow::simulate_flow(topology, router, schedule, options));
     hand_over_steps(result, common, on_step);
     return result;

@@ -3,6 +3,7 @@
 #include "ddlsim/collectives/step_runner.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/sim_time.hpp"
+#include "ddlsim/sim/compute_slowdown_tracker.hpp"
 #include "ddlsim/sim/gpu_rates.hpp"
 #include "ddlsim/sim/protocol_cost.hpp"
 #include "platform.hpp"
@@ -79,6 +80,7 @@ enum class Phase : std::uint8_t {
   reduce,             // a recv_reduce reducing what arrived
   wake,               // the program waits for a step of another channel (Step::wait_channel)
   post,               // a network send waiting for its rank's proxy to post it (ProxyPosts)
+  rate,               // with compute_slowdown: the end of one of its slowed compute steps moved
 };
 struct InFlight {
   std::uint32_t index;
@@ -99,6 +101,14 @@ class FlowRun;
 // end is known when it starts, and the actor waits for its communications with a timeout at the
 // earliest such end instead. An execution would cost an activity and four simcalls (init, set
 // the work, set the host, start), each a switch to SimGrid's maestro and back.
+//
+// With compute_slowdown, a compute step on the compute channel is slowed by its rank's
+// communication (ComputeSlowdownTracker, shared with the other engines): when another program of
+// the rank starts or ends communication, the tracker gives the step a new end at once, and that
+// program wakes this one with a message of 0 bytes on its rate mailbox, so that its wait times
+// out at the new end. An execution could not follow the rate: SimGrid 3.32 sets an Exec's bound
+// before it starts (s4u/Exec.hpp: set_bound), and its priority shares a host's speed only among
+// executions on that host, which a compute step has to itself.
 class Program {
 public:
   Program(FlowRun& run, int rank, int channel, coll::StepStream stream)
@@ -106,6 +116,15 @@ public:
   void operator()();
   bool finished() const { return cursor_.finished(); }
   bool step_done(std::uint32_t index) const { return cursor_.done(index); }
+  // With compute_slowdown: the slowed compute step of tracker slot `slot` now ends at `end`
+  // (called by the program whose communication changed the rate).
+  void slowed_moved(std::uint32_t slot, std::uint32_t generation, Picoseconds end);
+  // With compute_slowdown, on the compute channel: its rate mailbox, made before the run starts
+  // (Mailbox::by_name is a simcall, during which another program may move an end).
+  void make_rate_mailbox() {
+    rate_mailbox_ =
+        sg::Mailbox::by_name("rate " + std::to_string(rank_) + "#" + std::to_string(channel_));
+  }
   // Program `waiter` of this rank waits for step `index` of this program.
   void add_waiter(Program* waiter, std::uint32_t index) { waiters_.emplace_back(waiter, index); }
   std::string describe_stuck() const;
@@ -130,6 +149,12 @@ private:
   }
   // Starts `work` picoseconds of local work, or completes the step now when there is none.
   void execute(Picoseconds work, InFlight what);
+  // Starts compute step `index`, slowed by the rank's communication (compute_slowdown).
+  void start_slowed(std::uint32_t index, Picoseconds work);
+  // Posts the receive of the rate mailbox; ends it with a message to itself once nothing else is
+  // left to wait for (close_rate), so that the actor can finish.
+  void post_rate();
+  void close_rate();
   // Waits for the next completion (an activity or local work) and handles it.
   void wait_next();
   // Local work local_[position] has ended: handles it.
@@ -159,11 +184,18 @@ private:
   // so no flow starts or ends in a different order.
   std::vector<sg::ActivityPtr> ended_by_test_;
   // Local work under way, each with its end (SimGrid's clock, seconds); a handful at most.
+  static constexpr std::uint32_t kNotSlowed = UINT32_MAX;
   struct LocalWork {
     double end;
     InFlight what;
+    std::uint32_t slot = kNotSlowed; // a slowed compute step: its tracker slot and generation
+    std::uint32_t generation = 0;
   };
   std::vector<LocalWork> local_;
+  std::uint32_t slowed_ = 0; // slowed compute steps in local_
+  sg::Mailbox* rate_mailbox_ = nullptr;
+  bool rate_posted_ = false; // a receive on rate_mailbox_ is in activities_
+  bool rate_woken_ = false;  // and a message to it is on its way
   std::int32_t send_peer_ = -1, receive_peer_ = -1;
   Channel* send_channel_ = nullptr;
   Channel* receive_channel_ = nullptr;
@@ -188,6 +220,7 @@ public:
     protocols_ = protocol_costs(schedule);
     const std::size_t programs =
         static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels_);
+    if (options.compute_slowdown) slowdown_.emplace(programs, rates_, schedule.protocols());
     start_simgrid(options.model, programs);
     platform_ = std::make_unique<Platform>(topology, router, ranks, channels_, options.seed,
                                            options.per_step_overhead);
@@ -196,6 +229,7 @@ public:
       for (int c = 0; c < channels_; ++c) {
         programs_.push_back(std::make_unique<Program>(*this, r, c, schedule.program(r, c)));
         Program* program = programs_.back().get();
+        if (slows(c)) program->make_rate_mailbox();
         sg::Actor::create("rank" + std::to_string(r) + "#" + std::to_string(c),
                           platform_->host(r, c), [program] { (*program)(); });
       }
@@ -226,6 +260,29 @@ public:
     return programs_[static_cast<std::size_t>(rank * channels_ + channel)].get();
   }
   int channels() const { return channels_; }
+  std::uint32_t program_index(int rank, int channel) const {
+    return static_cast<std::uint32_t>(rank * channels_ + channel);
+  }
+  // With compute_slowdown: whether compute steps of `channel` are slowed (the compute channel),
+  // and the tracker.
+  bool slows(int channel) const { return slowdown_ && channel == options_.compute_channel; }
+  detail::ComputeSlowdownTracker& slowdown() { return *slowdown_; }
+  void own_slot(std::uint32_t slot, Program* owner) {
+    if (slot >= slot_owners_.size()) slot_owners_.resize(slot + 1, nullptr);
+    slot_owners_[slot] = owner;
+  }
+  // A communication step of program (rank, channel) started / ended: it holds its call's thread
+  // blocks on its rank's GPU meanwhile (the compute channel's own steps hold none).
+  void comm_started(int rank, int channel, std::uint8_t protocol) {
+    if (!slowdown_ || channel == options_.compute_channel) return;
+    slowdown_->comm_started(program_index(rank, channel), rank, protocol);
+    move_slowed_ends();
+  }
+  void comm_ended(int rank, int channel) {
+    if (!slowdown_ || channel == options_.compute_channel) return;
+    slowdown_->comm_ended(program_index(rank, channel), rank);
+    move_slowed_ends();
+  }
   Channel& channel(int sender, int receiver, int channel) {
     const std::uint64_t key = (static_cast<std::uint64_t>(sender) << 40) ^
                               (static_cast<std::uint64_t>(receiver) << 16) ^
@@ -266,6 +323,16 @@ public:
   bool stopped() const { return !error_.empty(); }
 
 private:
+  // The slowed compute steps of the ranks whose blocks just changed get their new ends now (a
+  // second change at the same instant recomputes them with nothing done in between).
+  void move_slowed_ends() {
+    if (!slowdown_->has_changes()) return;
+    slowdown_->apply_changes(Platform::now(),
+                             [this](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
+                               slot_owners_[slot]->slowed_moved(slot, generation, end);
+                             });
+  }
+
   CollectiveTiming timing() {
     result_.time = last_completion_;
     result_.peak_flows_per_link = platform_->peak_flows_per_link();
@@ -276,8 +343,10 @@ private:
   const ReportNow& report_now_;
   int channels_ = 1;
   std::vector<GpuRates> rates_;
-  std::vector<ProtocolCost> protocols_; // indexed by Step::protocol
-  ProxyPosts proxies_{};                // each rank's proxy thread: network posts one at a time
+  std::vector<ProtocolCost> protocols_;                    // indexed by Step::protocol
+  ProxyPosts proxies_{};                                   // each rank's proxy thread
+  std::optional<detail::ComputeSlowdownTracker> slowdown_; // with compute_slowdown
+  std::vector<Program*> slot_owners_;                      // by tracker slot
   std::unique_ptr<Platform> platform_;
   std::vector<std::unique_ptr<Program>> programs_;
   std::unordered_map<std::uint64_t, Channel> channels_by_key_;
@@ -293,6 +362,8 @@ void Program::operator()() {
   try {
     while (!run_.stopped()) {
       issue_ready();
+      if (rate_posted_ && !rate_woken_ && local_.empty() && activities_.size() == 1)
+        close_rate(); // nothing but the rate mailbox to wait for: finished (or stuck)
       if (run_.stopped() || (activities_.empty() && local_.empty()))
         break; // finished, or stuck (found afterwards)
       wait_next();
@@ -348,14 +419,55 @@ std::size_t Program::earliest_local() const {
 }
 
 void Program::local_ended(std::size_t position) {
-  const InFlight what = local_[position].what;
+  const LocalWork work = local_[position];
   local_[position] = local_.back();
   local_.pop_back();
-  if (what.phase == Phase::post) {
-    put(window_[what.index - base_], what.index, *what.channel, what.sequence);
+  if (work.what.phase == Phase::post) {
+    put(window_[work.what.index - base_], work.what.index, *work.what.channel, work.what.sequence);
     return;
   }
-  complete(what.index);
+  if (work.slot != kNotSlowed) {
+    detail::ComputeSlowdownTracker::Finished done;
+    if (!run_.slowdown().finish(work.slot, work.generation, done))
+      throw std::logic_error("flow engine: a slowed compute step ended at a stale time");
+    --slowed_;
+  }
+  complete(work.what.index);
+}
+
+void Program::start_slowed(std::uint32_t index, Picoseconds work) {
+  const Picoseconds now = Platform::now();
+  run_.slowdown().start(
+      run_.program_index(rank_, channel_), index, rank_, work, now,
+      [&](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
+        run_.own_slot(slot, this);
+        local_.push_back(LocalWork{Platform::clock() + Platform::work_seconds(end - now),
+                                   InFlight{index, Phase::local, nullptr, 0}, slot, generation});
+      });
+  ++slowed_;
+  if (!rate_posted_) post_rate();
+}
+
+void Program::slowed_moved(std::uint32_t slot, std::uint32_t generation, Picoseconds end) {
+  for (LocalWork& work : local_)
+    if (work.slot == slot) {
+      work.end = Platform::clock() + Platform::work_seconds(end - Platform::now());
+      work.generation = generation;
+    }
+  if (rate_woken_) return; // it looks at every end when it wakes
+  rate_woken_ = true;
+  // Sent from the host of another program of this GPU: no links, no latency.
+  rate_mailbox_->put_init(this, 0)->detach();
+}
+
+void Program::post_rate() {
+  track(rate_mailbox_->get_async<void>(&received_), InFlight{0, Phase::rate, nullptr, 0});
+  rate_posted_ = true;
+}
+
+void Program::close_rate() {
+  rate_woken_ = true;
+  rate_mailbox_->put_init(this, 0)->detach();
 }
 
 void Program::release(Channel::PostedReceive& receive, int sender, int receiver) {
@@ -434,6 +546,7 @@ void Program::put(const Slot& step, std::uint32_t index, Channel& channel, std::
 
 void Program::begin(Slot& step, std::uint32_t index) {
   const FlowOptions& options = run_.options();
+  if (step.kind != StepKind::compute) run_.comm_started(rank_, channel_, step.protocol);
   if (step.kind == StepKind::send) {
     Channel& channel = channel_to(step.peer);
     CollectiveTiming& result = run_.result();
@@ -471,7 +584,10 @@ void Program::begin(Slot& step, std::uint32_t index) {
                 "without NVLS (e.g. ring, nccl_ring)");
   } else if (step.kind == StepKind::compute) {
     // A modelled duration: no per-step overhead on top (the workload model includes it).
-    execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
+    if (run_.slows(channel_) && step.bytes > 0)
+      start_slowed(index, static_cast<Picoseconds>(step.bytes));
+    else
+      execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
   } else {
     const double rate = local_step_rate(run_.rates(rank_), step.kind);
     execute(options.per_step_overhead + duration(step.bytes, rate),
@@ -551,6 +667,11 @@ void Program::on_completed(std::size_t position) {
   case Phase::wake:
     waiting_ = false; // issue_ready looks again
     break;
+  case Phase::rate: // wait_next looks at the new ends
+    rate_posted_ = false;
+    rate_woken_ = false;
+    if (slowed_ > 0) post_rate();
+    break;
   case Phase::local: // local work is never an activity (see local_ended)
   case Phase::post:
   case Phase::send_awaits_reduce:
@@ -562,6 +683,7 @@ void Program::on_completed(std::size_t position) {
 void Program::complete(std::uint32_t index) {
   cursor_.complete(index);
   const Slot& done = window_[index - base_];
+  if (done.kind != StepKind::compute) run_.comm_ended(rank_, channel_);
   const Picoseconds now = Platform::now();
   if (run_.options().record_steps)
     run_.result().steps_recorded.push_back(

@@ -9,7 +9,9 @@
 // SimGrid link, and every flow takes the equal-cost path a seeded hash of (source rank,
 // destination rank, channel) picks, the same as the analytic engine. Local steps and the
 // reduction of a recv_reduce take their durations and never slow each other down (as in the
-// analytic engine): each program's actor times them itself, with a timeout on its wait.
+// analytic engine): each program's actor times them itself, with a timeout on its wait. With
+// compute_slowdown, a compute step on the compute channel runs at 1 / compute_slowdown(blocks
+// of its rank's communication in flight) of its rate, recomputed whenever those blocks change.
 //
 // What it does not model: packets, queues, loss, congestion-control dynamics beyond LV08's
 // steady-state TCP sharing, GPU memory contention.
@@ -34,6 +36,10 @@ struct FlowOptions {
   double copy_bytes_per_second = 0;   // 0 = from each GPU's model
   std::uint64_t seed = 1;             // ECMP path choice
   bool record_steps = false;          // fill CollectiveTiming::steps_recorded
+  // Compute slowed by the communication kernels beside it, by the analytic engine's rule
+  // (AnalyticOptions::compute_slowdown, ddlsim/sim/compute_slowdown.hpp).
+  bool compute_slowdown = false;
+  std::uint16_t compute_channel = 0;
   // Called every kProgressInterval completed steps (in the child process, which inherits the
   // caller's state); returning false stops the run (CollectiveTiming::complete is then false).
   std::function<bool(Picoseconds simulated, std::uint64_t steps_done)> progress;
