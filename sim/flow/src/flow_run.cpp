@@ -218,6 +218,7 @@ public:
     rates_ =
         rank_rates(topology, ranks, options.reduce_bytes_per_second, options.copy_bytes_per_second);
     protocols_ = protocol_costs(schedule);
+    proxies_ = ProxyPosts(static_cast<std::size_t>(ranks));
     const std::size_t programs =
         static_cast<std::size_t>(ranks) * static_cast<std::size_t>(channels_);
     if (options.compute_slowdown) slowdown_.emplace(programs, rates_, schedule.protocols());

@@ -34,6 +34,7 @@ public:
     rates_ = rank_rates(net.topology, ranks, options.reduce_bytes_per_second,
                         options.copy_bytes_per_second);
     protocols_ = protocol_costs(schedule);
+    proxies_ = ProxyPosts(static_cast<std::size_t>(ranks));
     channels_ = static_cast<std::uint32_t>(schedule.channels());
     programs_.resize(static_cast<std::size_t>(ranks) * channels_);
     for (int r = 0; r < ranks; ++r)

@@ -102,12 +102,12 @@ class ProxyPosts {
 public:
   explicit ProxyPosts(std::size_t ranks = 0) : free_at_(ranks, 0) {}
 
-  // A transfer of `sender` ready at `now` under `cost`: `now` if it does not cross the network
-  // or its protocol has no post cost, else the end of its post, which waits for the proxy.
+  // A transfer of `sender` (< the ranks given) ready at `now` under `cost`: `now` if it does not
+  // cross the network or its protocol has no post cost, else the end of its post, which waits
+  // for the proxy.
   Picoseconds post(std::size_t sender, Picoseconds now, const ProtocolCost& cost,
                    bool crosses_network) {
     if (cost.net_post == 0 || !crosses_network) return now;
-    if (sender >= free_at_.size()) free_at_.resize(sender + 1, 0);
     Picoseconds& free_at = free_at_[sender];
     free_at = std::max(now, free_at) + cost.net_post;
     return free_at;
