@@ -2,8 +2,9 @@
 // waits out the path latency, then moves its bytes at a rate that max-min fair sharing gives it
 // among all flows active on its links (progressive filling). Rates are recomputed only for the
 // flows connected (through shared links) to a flow that started or finished, and only once per
-// instant, however many flows changed at that instant; a component made of the same paths as
-// one computed before takes its rates (the same, bit for bit) without filling again.
+// instant, however many flows changed at that instant; a component (of up to 64 flows) made of
+// the same paths as one computed before takes its rates (the same, bit for bit) without filling
+// again.
 #pragma once
 
 #include "ddlsim/core/units.hpp"
