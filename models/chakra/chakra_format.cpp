@@ -94,6 +94,7 @@ ChakraNode read_node(const pb::Node& n, const std::string& file) {
   node.name = n.name();
   node.duration_micros = n.duration_micros();
   node.deps.assign(n.data_deps().begin(), n.data_deps().end());
+  node.data_deps = node.deps.size();
   node.deps.insert(node.deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
   const int type = static_cast<int>(n.type());
   if (!pb::NodeType_IsValid(type) || type == pb::INVALID_NODE)
@@ -118,7 +119,7 @@ ChakraNode read_node(const pb::Node& n, const std::string& file) {
     node.kind = ChakraKind::skipped;
   }
   constexpr std::int64_t kMaxRank = 1 << 20, kMaxBytes = std::int64_t{1} << 50;
-  bool has_type = false, has_size = false, has_peer = false;
+  bool has_type = false, has_size = false, has_peer = false, known_type = false;
   for (const pb::AttributeProto& a : n.attr()) {
     const std::string& name = a.name();
     if (name == "is_cpu_op") {
@@ -137,12 +138,9 @@ ChakraNode read_node(const pb::Node& n, const std::string& file) {
                                     " is not one of Chakra's (ALL_REDUCE 0 .. BARRIER 9)");
       node.comm_type_name = pb::CollectiveCommType_Name(pb::CollectiveCommType(v));
       const std::optional<coll::Op> op = op_of(int(v));
-      if (!op && node.kind == ChakraKind::collective)
-        throw InputError(where, "comm_type " + node.comm_type_name +
-                                    " is not simulated (ddlsim runs ALL_REDUCE, REDUCE, "
-                                    "ALL_GATHER, BROADCAST, ALL_TO_ALL and REDUCE_SCATTER)");
       if (op) node.op = *op;
       has_type = true;
+      known_type = op.has_value();
     } else if (name == "comm_size") {
       node.bytes = std::uint64_t(integer_attr(a, where, 0, kMaxBytes));
       has_size = true;
@@ -164,10 +162,17 @@ ChakraNode read_node(const pb::Node& n, const std::string& file) {
         throw InputError(where, "attribute \"pg_name\" must hold string_val");
     }
   }
+  // ASTRA-sim replays a CPU operator by its duration whatever its type (the c10d wrappers
+  // PyTorch records around a collective are COMM_COLL_NODEs on the CPU, without comm_type).
+  if (node.cpu && node.kind != ChakraKind::skipped) node.kind = ChakraKind::compute;
   const bool communicates = node.kind == ChakraKind::collective || node.kind == ChakraKind::send ||
                             node.kind == ChakraKind::recv;
   if (node.kind == ChakraKind::collective && !has_type)
     throw InputError(where, "a COMM_COLL_NODE needs the attribute \"comm_type\"");
+  if (node.kind == ChakraKind::collective && !known_type)
+    throw InputError(where, "comm_type " + node.comm_type_name +
+                                " is not simulated (ddlsim runs ALL_REDUCE, REDUCE, ALL_GATHER, "
+                                "BROADCAST, ALL_TO_ALL and REDUCE_SCATTER)");
   if (communicates && !has_size)
     throw InputError(where, "a " + node.type_name + " needs the attribute \"comm_size\" (bytes)");
   if (communicates && node.kind != ChakraKind::collective && !has_peer)
@@ -182,6 +187,8 @@ ChakraNode read_node(const pb::Node& n, const std::string& file) {
 ChakraRankTrace parse_chakra_rank(std::string_view bytes, const std::string& file) {
   ChakraRankTrace trace;
   trace.file = file;
+  if (bytes.size() >= std::size_t(std::numeric_limits<int>::max()))
+    throw InputError(file, "larger than protobuf's 2 GiB limit; split the trace");
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(std::numeric_limits<int>::max());

@@ -35,7 +35,7 @@ struct Ordered {
   std::vector<std::vector<std::size_t>> waits; // per position
 };
 
-Ordered order_rank(const ChakraRankTrace& t) {
+Ordered order_rank(const ChakraRankTrace& t, const ChakraOptions& options, std::uint64_t& dropped) {
   const std::size_t n = t.nodes.size();
   std::unordered_map<std::uint64_t, std::size_t> position;
   position.reserve(n);
@@ -48,15 +48,25 @@ Ordered order_rank(const ChakraRankTrace& t) {
   std::vector<std::size_t> pending(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::size_t>& p = parents[i];
-    for (std::uint64_t dep : t.nodes[i].deps) {
+    const ChakraNode& node = t.nodes[i];
+    const std::size_t followed = options.control_dependencies ? node.deps.size() : node.data_deps;
+    for (std::size_t d = 0; d < followed; ++d) {
+      const std::uint64_t dep = node.deps[d];
       const auto it = position.find(dep);
-      if (it == position.end())
+      if (it == position.end()) {
+        if (options.ignore_unknown_dependencies) {
+          ++dropped;
+          continue;
+        }
         throw InputError(at_node(t, t.nodes[i]),
                          "depends on node " + std::to_string(dep) +
                              ", which this file does not have; remove the dependency or add "
-                             "the node (dependencies name nodes of the same rank)");
-      if (it->second == i)
-        throw InputError(at_node(t, t.nodes[i]), "depends on itself; remove the dependency");
+                             "the node (dependencies name nodes of the same rank), or set " +
+                             options.where +
+                             "/ignore_unknown_dependencies to drop such "
+                             "dependencies");
+      }
+      if (it->second == i) continue; // a node after itself: PyTorch's converter writes some
       p.push_back(it->second);
     }
     std::sort(p.begin(), p.end());
@@ -89,8 +99,14 @@ Ordered order_rank(const ChakraRankTrace& t) {
     for (std::size_t i = 0; i < n; ++i)
       if (pending[i] > 0)
         throw InputError(at_node(t, t.nodes[i]),
-                         "is on a dependency cycle (it waits, through its dependencies, for "
-                         "itself); remove one dependency of the cycle");
+                         std::string("is on a dependency cycle (it waits, through its "
+                                     "dependencies, for itself); remove one dependency of the "
+                                     "cycle") +
+                             (options.control_dependencies
+                                  ? ", or set " + options.where +
+                                        "/dependencies to \"data\" to follow data_deps only, as "
+                                        "ASTRA-sim's feeder does"
+                                  : ""));
   return out;
 }
 
@@ -141,6 +157,7 @@ std::string default_chakra_algorithm(coll::Op op) {
 ChakraPlan plan_chakra(const std::vector<ChakraRankTrace>& traces, const ChakraOptions& options) {
   ChakraPlan plan;
   plan.ranks = static_cast<int>(traces.size());
+  for (const ChakraRankTrace& t : traces) plan.files.push_back(t.file);
   const std::size_t ranks = traces.size();
   std::vector<int> everyone(ranks);
   for (std::size_t r = 0; r < ranks; ++r) everyone[r] = static_cast<int>(r);
@@ -169,7 +186,7 @@ ChakraPlan plan_chakra(const std::vector<ChakraRankTrace>& traces, const ChakraO
   std::set<std::pair<std::string, coll::Op>> lanes;
   bool p2p = false;
   for (std::size_t r = 0; r < ranks; ++r) {
-    ordered[r] = order_rank(traces[r]);
+    ordered[r] = order_rank(traces[r], options, plan.dropped_dependencies);
     for (const ChakraNode& n : traces[r].nodes) {
       if (n.kind == ChakraKind::collective) {
         const std::vector<int>& members = members_of(traces[r], n);
@@ -415,7 +432,7 @@ ChakraPlan plan_chakra(const std::vector<ChakraRankTrace>& traces, const ChakraO
     last_step[r].resize(std::size_t(plan.channels));
     for (int c = 0; c < plan.channels; ++c) {
       std::uint32_t index = 0;
-      for (const ChakraOp& op : plan.programs[r][std::size_t(c)]) {
+      for (ChakraOp& op : plan.programs[r][std::size_t(c)]) {
         index += static_cast<std::uint32_t>(op.deps.size());
         if (op.kind == ChakraKind::collective) {
           auto [it, added] = generator_steps.try_emplace({op.collective, op.local}, 0);
@@ -431,6 +448,7 @@ ChakraPlan plan_chakra(const std::vector<ChakraRankTrace>& traces, const ChakraO
           index += 1;
         }
         last_step[r][std::size_t(c)].push_back(index - 1);
+        op.last_step = index - 1;
       }
     }
     for (auto& program : plan.programs[r])
@@ -438,6 +456,15 @@ ChakraPlan plan_chakra(const std::vector<ChakraRankTrace>& traces, const ChakraO
         for (auto& dep : op.deps) dep.second = last_step[r][std::size_t(dep.first)][dep.second];
   }
   return plan;
+}
+
+std::string chakra_step_owner(const ChakraPlan& plan, int rank, int channel, std::uint32_t step) {
+  if (rank < 0 || rank >= plan.ranks || channel < 0 || channel >= plan.channels)
+    return "rank " + std::to_string(rank);
+  const std::string& file = plan.files[std::size_t(rank)];
+  for (const ChakraOp& op : plan.programs[std::size_t(rank)][std::size_t(channel)])
+    if (step <= op.last_step) return file + ": node " + std::to_string(op.node);
+  return file;
 }
 
 } // namespace ddlsim::models

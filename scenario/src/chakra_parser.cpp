@@ -6,7 +6,9 @@
 //   "process_groups": {"NAME": [ranks]} or a JSON file of that shape (ASTRA-sim's
 //             --comm-group-configuration file): the ranks of each pg_name;
 //   "algorithms": {"all_reduce": "ring", ...}: the generator per collective type;
-//   "dtype": the element type collectives reduce (default bf16).
+//   "dtype": the element type collectives reduce (default bf16);
+//   "dependencies": "data_and_control" (default) or "data" (data_deps only, as ASTRA-sim);
+//   "ignore_unknown_dependencies": drop dependencies on nodes a file does not have.
 #include "ddlsim/core/input_error.hpp"
 #include "ddlsim/core/input_file.hpp"
 #include "workload_parser.hpp"
@@ -75,6 +77,11 @@ ChakraWorkload parse_chakra(JsonObject& workload, const topo::ClusterSpec& clust
         options.algorithms[op] = name->non_empty_string();
     object.finish();
   }
+  if (auto v = workload.optional("dependencies"))
+    options.control_dependencies =
+        v->choice(std::vector<std::string>{"data_and_control", "data"}) == "data_and_control";
+  if (auto v = workload.optional("ignore_unknown_dependencies"))
+    options.ignore_unknown_dependencies = v->boolean();
   if (auto v = workload.optional("dtype")) {
     const std::string name = v->choice(std::vector<std::string>{"fp32", "fp16", "bf16"});
     options.dtype = name == "fp32"   ? coll::DataType::fp32

@@ -220,6 +220,20 @@ TEST_CASE("chakra: skipped nodes pass dependencies on and num_ops runs on the ro
   CHECK(scenario.workload.chakra.plan->roofline_nodes == 1);
 }
 
+TEST_CASE("chakra: a CPU operator of any type runs on the CPU for its duration") {
+  // PyTorch's c10d wrapper around a collective: a COMM_COLL_NODE on the CPU without comm_type.
+  const auto dir = folder("cpu");
+  ChakraNodeOut wrapper;
+  wrapper.id = 1;
+  wrapper.type = kColl;
+  wrapper.duration_micros = 7;
+  wrapper.attrs = {{"is_cpu_op", true}};
+  write_ranks(dir, {{wrapper, compute(2, 4), compute(3, 3, {1})}});
+  const sim::EngineResult result = run(load(dir));
+  CHECK(result.time == 10 * kPsPerUs); // the GPU's first 4 us run beside the CPU's 7 us
+  CHECK(result.chakra.compute == 7 * kPsPerUs);
+}
+
 TEST_CASE("chakra: bad traces name the file, the node and the fix") {
   const auto dir = folder("errors");
   CHECK_THAT(load_error(dir), Contains("no trace file") && Contains("t.0.et"));
@@ -227,8 +241,20 @@ TEST_CASE("chakra: bad traces name the file, the node and the fix") {
   write_ranks(dir, {{compute(1, 1, {99})}});
   CHECK_THAT(load_error(dir), Contains("t.0.et: node 1") && Contains("depends on node 99"));
 
+  CHECK(run_time(dir, R"(, "ignore_unknown_dependencies": true)") == kPsPerUs);
+  CHECK(load(dir, R"(, "ignore_unknown_dependencies": true)")
+            .workload.chakra.plan->dropped_dependencies == 1);
+  write_ranks(dir, {{compute(1, 1, {1})}}); // a node after itself, as PyTorch's converter writes
+  CHECK(run_time(dir) == kPsPerUs);
+
   write_ranks(dir, {{compute(1, 1, {2}), compute(2, 1, {1})}});
   CHECK_THAT(load_error(dir), Contains("node 1") && Contains("dependency cycle"));
+  // A cycle through a control dependency: data dependencies alone (ASTRA-sim's) have none.
+  ChakraNodeOut before = compute(1, 1);
+  before.ctrl_deps = {2};
+  write_ranks(dir, {{before, compute(2, 1, {1})}});
+  CHECK_THAT(load_error(dir), Contains("dependency cycle") && Contains("/workload/dependencies"));
+  CHECK(run_time(dir, R"(, "dependencies": "data")") == 2 * kPsPerUs);
 
   write_ranks(dir, {{collective(1, kAllReduce, 1024)}, {collective(1, kAllReduce, 2048)}});
   CHECK_THAT(load_error(dir),
@@ -248,6 +274,12 @@ TEST_CASE("chakra: bad traces name the file, the node and the fix") {
              Contains("t.0.et: node 1") && Contains("no matching COMM_RECV_NODE on rank 1"));
   write_ranks(dir, {{message(1, true, 1, 1024, 3)}, {message(1, false, 0, 1024, 4)}});
   CHECK_THAT(load_error(dir), Contains("tag 3") && Contains("tag 4"));
+
+  // Both ranks receive before they send: the run cannot finish, which is the trace's fault.
+  write_ranks(dir, {{message(1, false, 1, 1024, 0), message(2, true, 1, 1024, 0, {1})},
+                    {message(1, false, 0, 1024, 0), message(2, true, 0, 1024, 0, {1})}});
+  CHECK_THAT(error_of([&] { run(load(dir)); }),
+             Contains("wait on each other forever") && Contains("t.0.et: node 2"));
 
   ChakraNodeOut odd = compute(1, 1);
   odd.type = 42;

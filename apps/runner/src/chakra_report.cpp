@@ -35,7 +35,10 @@ RunReport chakra_report(const Scenario& scenario, const std::string& label,
   std::ostringstream text;
   text << "# " << label << ": " << what << ", " << plan.nodes << " nodes (" << plan.skipped
        << " skipped, " << plan.cpu_nodes << " on the CPU, " << plan.roofline_nodes
-       << " timed on the roofline), " << engine << " engine\n";
+       << " timed on the roofline";
+  if (plan.dropped_dependencies > 0)
+    text << ", " << plan.dropped_dependencies << " dependencies on unknown nodes dropped";
+  text << "), " << engine << " engine\n";
   char row[256];
   std::snprintf(row, sizeof row, "#  %14s %14s %14s %14s\n", "iteration_us", "compute_us",
                 "exposed_comm_us", "comm_us");
@@ -73,6 +76,7 @@ RunReport chakra_report(const Scenario& scenario, const std::string& label,
                  {"skipped_nodes", plan.skipped},
                  {"cpu_nodes", plan.cpu_nodes},
                  {"roofline_nodes", plan.roofline_nodes},
+                 {"dropped_dependencies", plan.dropped_dependencies},
                  {"iteration_us", ps_to_us(it.time)},
                  {"compute_us", ps_to_us(it.compute)},
                  {"exposed_communication_us", ps_to_us(it.exposed)},

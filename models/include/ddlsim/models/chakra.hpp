@@ -38,7 +38,8 @@ namespace ddlsim::models {
 
 // What ddlsim does with a node (the Node's type, and is_cpu_op for compute nodes).
 enum class ChakraKind : std::uint8_t {
-  compute,    // COMP_NODE: the GPU (or with is_cpu_op, the CPU) for its duration
+  compute,    // COMP_NODE, or any node with is_cpu_op (ASTRA-sim replays CPU operators by
+              // their duration whatever their type): the GPU or the CPU for its duration
   collective, // COMM_COLL_NODE: a collective on its process group
   send,       // COMM_SEND_NODE: a message to comm_dst
   recv,       // COMM_RECV_NODE: a message from comm_src
@@ -53,6 +54,7 @@ struct ChakraNode {
   ChakraKind kind = ChakraKind::compute;
   std::string type_name;              // the schema's name of its type, for messages
   std::vector<std::uint64_t> deps;    // data_deps, then ctrl_deps
+  std::size_t data_deps = 0;          // how many of `deps` are data_deps
   std::uint64_t duration_micros = 0;  // the measured duration (compute nodes)
   std::uint64_t num_ops = 0;          // FLOPs (compute nodes without a duration)
   std::uint64_t tensor_size = 0;      // bytes the kernel reads and writes (with num_ops)
@@ -107,8 +109,14 @@ struct ChakraOptions {
   // The generator per collective type (ddlsim's registry names).
   std::map<coll::Op, std::string> algorithms;
   coll::DataType dtype = coll::DataType::bf16;
-  std::vector<int> node_of_rank;   // the cluster node of each rank (hierarchical generators)
-  std::optional<GpuSpec> gpu;      // compute nodes given by num_ops run on its roofline
+  std::vector<int> node_of_rank; // the cluster node of each rank (hierarchical generators)
+  std::optional<GpuSpec> gpu;    // compute nodes given by num_ops run on its roofline
+  // A dependency on a node the rank's file does not have: an error, or (true) dropped. Traces
+  // converted from PyTorch keep dependencies on operators the converter filtered out.
+  bool ignore_unknown_dependencies = false;
+  // Whether ctrl_deps order nodes too (else only data_deps, as ASTRA-sim's feeder reads them:
+  // mlcommons/chakra src/feeder/et_feeder.cpp).
+  bool control_dependencies = true;
   std::string where = "/workload"; // the scenario's key, for messages
 };
 // The generator a collective type runs by default: "ring" where ddlsim has one, else the
@@ -125,8 +133,9 @@ struct ChakraOp {
   int local = 0;            // collective: the rank's place in its group
   int peer = -1;            // send, recv: global rank
   std::uint64_t bytes = 0;  // send, recv
-  // What it waits for: (channel, index of the op on that channel) of the same rank.
+  // What it waits for: (channel, index of the step on that channel) of the same rank.
   std::vector<std::pair<int, std::uint32_t>> deps;
+  std::uint32_t last_step = 0; // the index of its last step on its channel
 };
 
 // A collective type's figures for the report.
@@ -137,6 +146,7 @@ struct ChakraCallKind {
 
 struct ChakraPlan {
   int ranks = 0;
+  std::vector<std::string> files; // per rank, for messages
   int channels = 0;
   // Distinct collective calls (on local ranks 0..n-1) and their members (global ranks).
   struct Call {
@@ -150,6 +160,7 @@ struct ChakraPlan {
   std::vector<int> channel_kind; // per channel; -1 for compute and CPU
   std::vector<ChakraCallKind> kinds;
   std::uint64_t nodes = 0, skipped = 0, roofline_nodes = 0, cpu_nodes = 0;
+  std::uint64_t dropped_dependencies = 0; // on unknown nodes, with ignore_unknown_dependencies
 };
 inline constexpr int kChakraGpuChannel = 0, kChakraCpuChannel = 1, kChakraP2pChannel = 2,
                      kChakraFirstGroupChannel = 3;
@@ -161,6 +172,10 @@ inline constexpr int kChakraGpuChannel = 0, kChakraCpuChannel = 1, kChakraP2pCha
 ChakraPlan plan_chakra(const std::vector<ChakraRankTrace>& ranks, const ChakraOptions& options);
 
 // Every collective starts with a step of `launch_overhead` (a calibration's; 0: none).
+// "FILE: node ID (NAME)" of the node whose steps include step `step` of (rank, channel): where
+// a run that cannot finish stopped.
+std::string chakra_step_owner(const ChakraPlan& plan, int rank, int channel, std::uint32_t step);
+
 coll::Schedule chakra_schedule(std::shared_ptr<const ChakraPlan> plan,
                                Picoseconds launch_overhead = 0);
 
