@@ -79,10 +79,11 @@ void write_ranks(const std::filesystem::path& dir,
     write(dir / ("t." + std::to_string(r) + ".et"), encode_chakra_rank(ranks[r]));
 }
 
-// One DGX H100 (8 GPUs on NVLink); the workload reads the traces t.*.et of `dir`.
-Scenario load(const std::filesystem::path& dir, const std::string& extra = "") {
-  Json json = Json::parse(R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 1}]},
-                              "engine": {"type": "analytic"}})");
+// One DGX H100 (8 GPUs on NVLink) on `engine`; the workload reads the traces t.*.et of `dir`.
+Scenario load(const std::filesystem::path& dir, const std::string& extra = "",
+              const std::string& engine = "analytic") {
+  Json json = Json::parse(R"({"topology": {"nodes": [{"preset": "dgx-h100", "count": 1}]}})");
+  json["engine"] = {{"type", engine}};
   json["workload"] = Json::parse(R"({"type": "chakra", "traces": "t")" + extra + "}");
   return load_scenario(json, "s.json", dir);
 }
@@ -232,6 +233,22 @@ TEST_CASE("chakra: a CPU operator of any type runs on the CPU for its duration")
   const sim::EngineResult result = run(load(dir));
   CHECK(result.time == 10 * kPsPerUs); // the GPU's first 4 us run beside the CPU's 7 us
   CHECK(result.chakra.compute == 7 * kPsPerUs);
+}
+
+TEST_CASE("chakra: every engine runs the trace's one schedule, the same way twice") {
+  const auto dir = folder("engines");
+  const std::vector<ChakraNodeOut> rank = {compute(1, 10), collective(2, kAllReduce, 1 << 20, {1}),
+                                           compute(3, 20, {2})};
+  write_ranks(dir, {rank, rank});
+  for (const char* engine : {"analytic", "flow", "packet"}) {
+    const Scenario scenario = load(dir, "", engine);
+    const sim::EngineResult first = run(scenario);
+    INFO(engine);
+    CHECK(first.time > 30 * kPsPerUs);
+    CHECK(first.chakra.compute == 30 * kPsPerUs);
+    CHECK(first.chakra.exposed == first.time - 30 * kPsPerUs);
+    CHECK(run(scenario).time == first.time);
+  }
 }
 
 TEST_CASE("chakra: bad traces name the file, the node and the fix") {
