@@ -45,8 +45,8 @@ constexpr std::array kCodecs{Codec::none, Codec::topk, Codec::fp16_cast, Codec::
                              Codec::chunk_select};
 
 // switch_efficiency and blocks_per_program are written only where they are not 1 (only NVLS
-// calls have the first; only NCCL-tuned calls the second), and net_post_ps only where it is not
-// 0 (NCCL-tuned calls), so dumps of the other protocols keep their form.
+// calls have the first; only NCCL-tuned calls the second), and net_post_ps and net_flush_ps only
+// where they are not 0 (NCCL-tuned calls), so dumps of the other protocols keep their form.
 Json protocol_json(const Protocol& protocol) {
   Json j = {{"name", protocol.name},
             {"payload_efficiency", protocol.payload_efficiency},
@@ -56,6 +56,7 @@ Json protocol_json(const Protocol& protocol) {
   if (protocol.switch_efficiency != 1.0) j["switch_efficiency"] = protocol.switch_efficiency;
   if (protocol.blocks_per_program != 1.0) j["blocks_per_program"] = protocol.blocks_per_program;
   if (protocol.net_post_ps != 0) j["net_post_ps"] = protocol.net_post_ps;
+  if (protocol.net_flush_ps != 0) j["net_flush_ps"] = protocol.net_flush_ps;
   return j;
 }
 
@@ -70,6 +71,7 @@ Protocol parse_protocol(const JsonValue& value) {
   if (auto v = o.optional("switch_efficiency")) protocol.switch_efficiency = v->number(0, 1);
   if (auto v = o.optional("blocks_per_program")) protocol.blocks_per_program = v->number(0, 1e6);
   if (auto v = o.optional("net_post_ps")) protocol.net_post_ps = v->integer(0, INT64_MAX);
+  if (auto v = o.optional("net_flush_ps")) protocol.net_flush_ps = v->integer(0, INT64_MAX);
   o.finish();
   check_protocol(protocol, "protocol");
   return protocol;

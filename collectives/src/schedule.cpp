@@ -98,6 +98,10 @@ void check_protocol(const Protocol& protocol, const std::string& where) {
                                 "overhead per step: 1 us on Intel, 2 us on AMD CPUs, x3 for " +
                                 "Simple; 0 for none), not " + std::to_string(protocol.net_post_ps) +
                                 " ps");
+  if (protocol.net_flush_ps < 0)
+    throw InputError(where, name + ": net_flush_ps must be at least 0 (the receiving proxy's " +
+                                "GPUDirect RDMA flush per network step; 0 for none), not " +
+                                std::to_string(protocol.net_flush_ps) + " ps");
 }
 
 Schedule Schedule::make(CollectiveCall call) {

@@ -348,6 +348,18 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
     s.simple_buffsize = std::uint64_t{8} << 20;
     s.nvls_chunk = std::uint64_t{512} << 10;
   }
+  s.nvls_tree_chunk = s.nvls_chunk; // NCCL_NVLSTREE_MAX_CHUNKSIZE as large or unset
+  s.aws_ofi_nccl = std::all_of(used.begin(), used.end(), [](const Used& u) {
+    return u.spec->transport == topo::Transport::efa;
+  });
+  s.gdr = std::all_of(used.begin(), used.end(), [](const Used& u) {
+    const topo::Transport t = u.spec->transport;
+    return t == topo::Transport::ib || t == topo::Transport::roce || t == topo::Transport::efa ||
+           t == topo::Transport::cxi;
+  });
+  // src/graph/paths.cc, ncclTopoNeedFlush: "Flush is required on Ampere and earlier"; on Hopper
+  // and later only with NCCL_NET_FORCE_FLUSH (0 by default since NCCL 2.19.1).
+  s.gdr_flush = s.nodes > 1 && s.gdr && s.min_cc < 90;
 
   // On EFA a network step takes what AWS's own model of its plugin says, not NCCL's hwLatencies
   // (written for InfiniBand verbs): aws-ofi-nccl's tuner (src/tuner/nccl_ofi_model.cpp,
@@ -363,6 +375,83 @@ NcclSystem describe_nccl(const topo::ClusterSpec& spec, int ranks) {
     s.net_step_us = kEfaNetStepUs;
     s.net_simple_completion_us = kEfaSimpleCompletionUs;
   }
+  return s;
+}
+
+namespace {
+
+// "a.b.c" (a leading "v" and a "-..." suffix allowed) -> a * 10000 + b * 100 + c, or -1.
+int parse_release(std::string_view text) {
+  if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) text.remove_prefix(1);
+  if (const auto dash = text.find('-'); dash != std::string_view::npos) text = text.substr(0, dash);
+  int parts[3] = {0, 0, 0};
+  int count = 0;
+  std::size_t i = 0;
+  while (count < 3) {
+    const std::size_t start = i;
+    int value = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 3)
+      value = value * 10 + (text[i++] - '0');
+    if (i == start) return -1;
+    parts[count++] = value;
+    if (i == text.size()) break;
+    if (text[i++] != '.') return -1;
+  }
+  if (i != text.size() || count < 2 || parts[1] > 99 || parts[2] > 99) return -1;
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+
+} // namespace
+
+int parse_nccl_version(std::string_view text, const std::string& where) {
+  const int version = parse_release(text);
+  if (version < 21200 || version >= 23100)
+    throw InputError(where, "expected an NCCL release from 2.12 to 2.30 as \"2.18.5\", found \"" +
+                                std::string(text) + "\"");
+  return version;
+}
+
+int parse_aws_ofi_nccl_version(std::string_view text, const std::string& where) {
+  const int version = parse_release(text);
+  if (version < 10000 || version >= 20000)
+    throw InputError(where, "expected an aws-ofi-nccl release as \"1.7.3\" or \"v1.7.3-aws\", "
+                            "found \"" +
+                                std::string(text) + "\"");
+  return version;
+}
+
+NcclSystem with_release(NcclSystem s, const NcclOverrides& setup) {
+  if (setup.aws_ofi_nccl > 0 && !s.aws_ofi_nccl)
+    throw InputError("/workload/nccl/aws_ofi_nccl",
+                     "aws-ofi-nccl is NCCL's net plugin on EFA only; every node of the run needs "
+                     "\"transport\": \"efa\" (or leave the plugin's release out)");
+  if (setup.version == 0 && setup.aws_ofi_nccl == 0) return s;
+  constexpr std::uint64_t kDefaultBuffsize = std::uint64_t{4} << 20;    // DEFAULT_BUFFSIZE
+  constexpr std::uint64_t kDefaultNvlsChunk = std::uint64_t{128} << 10; // NCCL_NVLS_CHUNKSIZE
+  constexpr std::uint64_t kPluginChunk = std::uint64_t{512} << 10;
+  // What the plugin puts in NCCL's environment (aws/aws-ofi-nccl src/platform-aws.c, -.cpp at
+  // the release tags): NCCL_NET_FORCE_FLUSH=0 and NCCL_NVLSTREE_MAX_CHUNKSIZE=524288 from
+  // v1.8.0-aws, NCCL_NVLS_CHUNKSIZE=524288 from v1.9.0-aws, NCCL_BUFFSIZE=8388608 from v1.16.0;
+  // v1.7.3-aws sets none of them. Unnamed: the current profile (describe_nccl).
+  const int plugin = s.aws_ofi_nccl ? (setup.aws_ofi_nccl > 0 ? setup.aws_ofi_nccl : 999999) : 0;
+  const bool plugin_no_flush = plugin >= 10800;
+  bool tree_max_set = false;
+  if (s.aws_ofi_nccl) {
+    s.simple_buffsize = plugin >= 11600 ? std::uint64_t{8} << 20 : kDefaultBuffsize;
+    s.nvls_chunk = plugin >= 10900 ? kPluginChunk : kDefaultNvlsChunk;
+    tree_max_set = plugin >= 10800;
+  }
+  const int version = setup.version > 0 ? setup.version : kNcclModelVersion * 100 + 7;
+  // NVLS-Tree's chunk (src/enqueue.cc): before NCCL 2.21 one Simple step (2.18.5 computeColl,
+  // 2.20.3 calcCollChunking), from 2.21 NCCL_NVLS_CHUNKSIZE; capped from 2.20 by
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE where set (the parameter is new in 2.20.3).
+  std::uint64_t tree_chunk = version < 22100 ? s.simple_buffsize / 8 : s.nvls_chunk;
+  if (tree_max_set && version >= 22000) tree_chunk = std::min(tree_chunk, kPluginChunk);
+  s.nvls_tree_chunk = tree_chunk;
+  // NCCL_NET_FORCE_FLUSH's default is 1 before 2.19.1 (src/graph/paths.cc, NCCL 2.18.5; 0 from
+  // 2.19.1); Ampere and earlier flush whatever it says.
+  const bool hopper_flush = version < 21901 && !plugin_no_flush;
+  s.gdr_flush = s.nodes > 1 && s.gdr && (s.min_cc < 90 || hopper_flush);
   return s;
 }
 
@@ -395,6 +484,9 @@ std::string NcclSystem::summary() const {
     out += ", NCCL_BUFFSIZE " + std::to_string(simple_buffsize) + " (the net plugin's profile)";
   if (nvls_channels > 0 && nvls_chunk != (std::uint64_t{128} << 10))
     out += ", NVLS chunk " + std::to_string(nvls_chunk) + " (the net plugin's profile)";
+  if (nodes > 1 && nvls_channels > 0 && nvls_tree_chunk != nvls_chunk)
+    out += ", NVLS-Tree chunk " + std::to_string(nvls_tree_chunk);
+  if (gdr_flush) out += ", GPUDirect RDMA flush of every Simple receive";
   if (net_step_us > 0)
     out += ", network step " + gbs(net_step_us) + " us (+" + gbs(net_simple_completion_us) +
            " us Simple) by the net plugin's model";

@@ -180,7 +180,7 @@ std::string nccl_generator(coll::Op op, NcclAlgorithm algorithm) {
 }
 
 NcclTuner::NcclTuner(NcclSystem system, NcclOverrides force)
-    : system_(std::move(system)), force_(force) {
+    : system_(with_release(std::move(system), force)), force_(force) {
   // NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS (and nvlsCTAs) set the channels launched; the cost
   // model keeps the search's graphs (connect.cc applies them after the search).
   if (force_.channels > 0) {
@@ -480,6 +480,12 @@ coll::Protocol nccl_protocol(const NcclSystem& system, NcclAlgorithm algorithm,
     float net_post = system.cpu_amd ? nccl::kNetOverheadAmd : nccl::kNetOverheadIntel;
     if (protocol == NcclProtocol::simple) net_post *= 3;
     out.net_post_ps = static_cast<std::int64_t>(std::llround(static_cast<double>(net_post) * 1e6));
+    // Where the GPU needs it (NcclSystem::gdr_flush), the receiving proxy flushes every Simple
+    // step it receives from the network before handing it to the GPU (src/transport/net.cc,
+    // recvProxyProgress: "if (totalSize > 0 && p == NCCL_PROTO_SIMPLE && needFlush)" iflush):
+    // one more network operation of that proxy, charged NCCL's figure for one (the post).
+    if (system.gdr_flush && system.nodes > 1 && protocol == NcclProtocol::simple)
+      out.net_flush_ps = out.net_post_ps;
   }
   out.reduce_in_flight = true; // NCCL's kernels reduce each chunk as it arrives
   // NVLS and NVLS-Tree move their in-node bytes with multimem loads (ld_reduce) and stores
@@ -543,7 +549,9 @@ int nccl_pipeline_chunks(const NcclSystem& system, const NcclChoice& choice, std
     chunk = nccl_tree_ll128_chunk(system, channels, bytes, chunk);
   std::uint64_t share = bytes / channels;
   if (choice.algorithm == NcclAlgorithm::nvls || choice.algorithm == NcclAlgorithm::nvls_tree) {
-    chunk = system.nvls_chunk; // NCCL_NVLS_CHUNKSIZE (NVLS-Tree's max chunk set alike)
+    chunk = choice.algorithm == NcclAlgorithm::nvls
+                ? system.nvls_chunk       // NCCL_NVLS_CHUNKSIZE
+                : system.nvls_tree_chunk; // its largest: the cuts for small calls are not modelled
     share /= std::uint64_t(std::max(system.local_ranks, 1));
   } else if (ring) {
     share /= std::uint64_t(std::max(system.ranks, 1));

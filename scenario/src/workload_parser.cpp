@@ -98,6 +98,10 @@ models::NcclOverrides parse_nccl_overrides(const JsonValue& section) {
   if (auto v = object.optional("protocol"))
     models::parse_nccl_protocols(v->non_empty_string(), v->path(), force);
   if (auto v = object.optional("channels")) force.channels = static_cast<int>(v->integer(1, 64));
+  if (auto v = object.optional("version"))
+    force.version = models::parse_nccl_version(v->non_empty_string(), v->path());
+  if (auto v = object.optional("aws_ofi_nccl"))
+    force.aws_ofi_nccl = models::parse_aws_ofi_nccl_version(v->non_empty_string(), v->path());
   object.finish();
   return force;
 }

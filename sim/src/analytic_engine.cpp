@@ -395,6 +395,7 @@ private:
     transfer.recv_reduce = false;
     transfer.protocol = protocol;
     transfer.group = true;
+    transfer.flushes = false;
     ++result_.transfers;
     result_.bytes_sent += group->bytes_sent;
     schedule(now_ + options_.per_step_overhead + group->route->latency,
@@ -422,6 +423,7 @@ private:
     transfer.recv_reduce = receive_reduce;
     transfer.protocol = protocol;
     transfer.group = false;
+    transfer.flushes = cost.flushes(sender.path_crosses_network);
     ++result_.transfers;
     result_.bytes_sent += send_bytes;
     // A network step is posted by its sender's proxy first (ProxyPosts): start_transfer runs in
@@ -435,6 +437,10 @@ private:
   void on_arrival(std::uint32_t id) {
     bytes_through(id);
     const Transfer& transfer = transfers_[id];
+    if (transfer.flushes) [[unlikely]] {
+      flush(id);
+      return;
+    }
     if (transfer.recv_reduce) {
       schedule(protocols_[transfer.protocol].receive_end(now_, transfer.byte_start,
                                                          reduce_time(transfer)),
@@ -442,6 +448,17 @@ private:
       return;
     }
     finish_transfer(id);
+  }
+
+  // Transfer `id` has arrived and its receiver's proxy flushes it (ProxyPosts::flush): its send
+  // and receive are done once the flush has ended (after a recv_reduce's reduction, which reads
+  // the flushed bytes).
+  void flush(std::uint32_t id) {
+    const Transfer& transfer = transfers_[id];
+    const Picoseconds flushed = proxies_.flush(static_cast<std::size_t>(transfer.recv_rank), now_,
+                                               protocols_[transfer.protocol], true);
+    schedule(transfer.recv_reduce ? flushed + reduce_time(transfer) : flushed,
+             Event{EventKind::reduce_done, id, 0});
   }
 
   Picoseconds reduce_time(const Transfer& transfer) const {
@@ -477,7 +494,10 @@ private:
       // Stale if the transfer was handed to the flow network after this event was pushed.
       if (transfers_[event.a].generation == event.b) {
         bytes_through(event.a);
-        finish_transfer(event.a);
+        if (transfers_[event.a].flushes) [[unlikely]]
+          flush(event.a);
+        else
+          finish_transfer(event.a);
       }
       break;
     case EventKind::lone_through:
@@ -546,7 +566,7 @@ private:
     if (finish != std::numeric_limits<Picoseconds>::max()) {
       const std::uint32_t generation = ++transfer.generation;
       Picoseconds done = finish;
-      if (transfer.recv_reduce)
+      if (transfer.recv_reduce && !transfer.flushes) // a flushed one reduces after its flush
         done = protocols_[transfer.protocol].receive_end(finish, now_, reduce_time(transfer));
       if (done != finish && !transfer.group)
         schedule(finish, Event{EventKind::lone_through, id, generation});

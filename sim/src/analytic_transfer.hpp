@@ -33,6 +33,7 @@ struct alignas(64) AnalyticTransfer {
   // its id is reused, so that a stale event is recognised. Every transfer's bytes start at
   // byte_start (a reduction in flight starts there).
   std::uint32_t generation;
+  bool flushes; // its receiver's proxy flushes it before the receive completes (ProxyPosts)
   Picoseconds byte_start;
 };
 static_assert(sizeof(AnalyticTransfer) == 64);

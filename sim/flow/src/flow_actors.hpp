@@ -56,6 +56,9 @@ struct Channel {
     bool released = false; // its flow has left its links (Platform::flow_finished)
   };
   std::deque<PostedReceive> receives;
+  // When the receiver's proxy has flushed the k-th transfer (ProxyPosts::flush), by k: set by
+  // whichever end sees the arrival first, taken by the other (both see it at one instant).
+  std::unordered_map<std::uint64_t, Picoseconds> flushed;
 };
 
 // What the engine keeps of a started step: its timing-relevant fields.
@@ -145,6 +148,12 @@ private:
   // at the receiver (0 for a plain receive), overlapped with the transfer when in flight.
   Picoseconds after_arrival(const sg::Activity& comm, const Slot& step, int sender, int receiver,
                             std::uint64_t reduce_bytes);
+  // The same for the `sequence`-th transfer of `channel` when its receiver's proxy flushes it
+  // (ProxyPosts::flush; both ends get the same time), or nullopt when it needs no flush: the
+  // flush, queued at the arrival with that proxy's posts, then the hop's latency and the
+  // reduction of the flushed bytes.
+  std::optional<Picoseconds> after_flush(Channel& channel, std::uint64_t sequence, const Slot& step,
+                                         int sender, int receiver, std::uint64_t reduce_bytes);
   void complete(std::uint32_t index);
   void track(sg::ActivityPtr activity, InFlight what) {
     activities_.push_back(std::move(activity));

@@ -268,6 +268,28 @@ Picoseconds Program::after_arrival(const sg::Activity& comm, const Slot& step, i
          cost.latency_beyond_path(route.crosses_network, path_latency);
 }
 
+std::optional<Picoseconds> Program::after_flush(Channel& channel, std::uint64_t sequence,
+                                                const Slot& step, int sender, int receiver,
+                                                std::uint64_t reduce_bytes) {
+  const ProtocolCost& cost = run_.protocol(step.protocol);
+  if (cost.net_flush == 0) return std::nullopt;
+  const Platform::RouteFacts route = run_.platform().route_facts(sender, receiver, channel_);
+  if (!route.crosses_network) return std::nullopt;
+  const Picoseconds now = Platform::now();
+  Picoseconds flushed = 0;
+  if (const auto it = channel.flushed.find(sequence); it != channel.flushed.end()) {
+    flushed = it->second;
+    channel.flushed.erase(it);
+  } else {
+    flushed = run_.proxies().flush(static_cast<std::size_t>(receiver), now, cost, true);
+    channel.flushed.emplace(sequence, flushed);
+  }
+  const Picoseconds reduce =
+      reduce_bytes > 0 ? duration(reduce_bytes, run_.rates(receiver).reduce_bytes_per_second) : 0;
+  return flushed - now + cost.latency_beyond_path(true, checked_ps(route.latency_seconds * 1e12)) +
+         reduce;
+}
+
 void Program::on_completed(std::size_t position) {
   const InFlight what = in_flight_[position];
   const sg::ActivityPtr activity = activities_[position];
@@ -290,9 +312,12 @@ void Program::on_completed(std::size_t position) {
       ++channel.first;
     }
     // This send completes with its receive: after the receiver's reduction (from now on, or
-    // overlapped with the transfer) and the protocol's hop latency.
+    // overlapped with the transfer) and the protocol's hop latency, and its flush if any.
+    const std::optional<Picoseconds> flushed =
+        after_flush(channel, what.sequence, step, rank_, step.peer, reduce ? bytes : 0);
     if (const Picoseconds after =
-            after_arrival(*activity, step, rank_, step.peer, reduce ? bytes : 0);
+            flushed ? *flushed
+                    : after_arrival(*activity, step, rank_, step.peer, reduce ? bytes : 0);
         reduce || after > 0)
       execute(after, InFlight{what.index, Phase::send_awaits_reduce, nullptr, 0});
     else
@@ -305,9 +330,12 @@ void Program::on_completed(std::size_t position) {
     if (what.sequence >= channel.first)
       release(channel.receives[what.sequence - channel.first], step.peer, rank_);
     const bool reduce = step.kind == StepKind::recv_reduce;
-    if (const Picoseconds after =
-            after_arrival(*activity, step, step.peer, rank_, reduce ? step.bytes : 0);
-        reduce || after > 0)
+    const std::optional<Picoseconds> flushed =
+        after_flush(channel, what.sequence, step, step.peer, rank_, reduce ? step.bytes : 0);
+    const Picoseconds after =
+        flushed ? *flushed
+                : after_arrival(*activity, step, step.peer, rank_, reduce ? step.bytes : 0);
+    if (reduce || after > 0)
       execute(after, InFlight{what.index, Phase::reduce, nullptr, 0});
     else
       complete(what.index);

@@ -73,6 +73,16 @@ public:
   // flight).
   void receive_complete(std::uint32_t id) {
     const Message& m = net().messages[id];
+    if (m.net_flush > 0) [[unlikely]] {
+      // Its receiver's proxy flushes it first (ProxyPosts::flush); its steps are done once
+      // flushed (after a recv_reduce's reduction, which reads the flushed bytes).
+      const Picoseconds flushed =
+          proxies_.flush(static_cast<std::size_t>(m.recv_rank), net().now, m.net_flush);
+      const double rate = rates_[static_cast<std::size_t>(m.recv_rank)].reduce_bytes_per_second;
+      net().events.push(m.recv_reduce ? flushed + duration(m.recv_bytes, rate) : flushed,
+                        Event::reduce_done(id));
+      return;
+    }
     if (m.recv_reduce) {
       const double rate = rates_[static_cast<std::size_t>(m.recv_rank)].reduce_bytes_per_second;
       net().events.push(sim::receive_end(net().now, m.first_arrival, duration(m.recv_bytes, rate),
@@ -285,6 +295,7 @@ private:
     // time order, so the posts queue in the order the steps become ready.
     setup.post_wait =
         proxies_.post(static_cast<std::size_t>(src), net().now, cost, crosses) - net().now;
+    setup.net_flush = cost.flushes(crosses) ? cost.net_flush : 0;
     setup.channel = channel;
     setup.priority = priority_of(receive, channel);
     setup.paths = &paths;

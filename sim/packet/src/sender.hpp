@@ -37,6 +37,7 @@ struct MessageSetup {
   std::int32_t recv_rank = 0;
   bool recv_reduce = false;
   bool reduce_in_flight = false; // the protocol's
+  Picoseconds net_flush = 0;     // the receiver's proxy's flush of it (ProxyPosts), or 0
   Picoseconds hop_latency =
       0; // the protocol's beyond the path's latency, waited with the per-step overhead
   Picoseconds post_wait = 0; // until its sender's proxy has posted it (ProxyPosts), before both
@@ -68,6 +69,7 @@ public:
     m.recv_rank = setup.recv_rank;
     m.recv_reduce = setup.recv_reduce;
     m.reduce_in_flight = setup.reduce_in_flight;
+    m.net_flush = setup.net_flush;
     m.first_arrival = 0;
     m.paths = &paths;
     const std::size_t count = std::min<std::size_t>(paths.size(), 0xffff);

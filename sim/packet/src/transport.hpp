@@ -48,6 +48,7 @@ struct Message {
   std::int32_t recv_rank = 0;
   bool recv_reduce = false;
   bool reduce_in_flight = false; // the protocol's (protocol_cost.hpp): reduce from first_arrival
+  Picoseconds net_flush = 0;     // its receiver's proxy flushes it for this long (ProxyPosts)
   Picoseconds first_arrival = 0; // when the first data packet reached the receiver
   // Paths.
   const std::vector<topo::Path>* paths = nullptr;

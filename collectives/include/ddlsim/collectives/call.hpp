@@ -68,6 +68,14 @@ struct Protocol {
   // NCCL 2.30: 1 us on Intel x86, 2 us on AMD x86, 1 us otherwise; x3 for Simple). Only NCCL's
   // protocols set it; 0 charges nothing (sim/protocol_cost.hpp, ProxyPosts).
   std::int64_t net_post_ps = 0;
+  // What one received network step occupies its receiving GPU's proxy thread for before the
+  // GPU may read it: the GPUDirect RDMA flush. Where the GPU needs one, NCCL's proxy flushes every
+  // received Simple step (src/transport/net.cc, recvProxyProgress: iflush after the receive,
+  // the step handed to the GPU once the flush completes; src/graph/paths.cc ncclTopoNeedFlush:
+  // always before Hopper, on Hopper only with NCCL_NET_FORCE_FLUSH, 1 by default before NCCL
+  // 2.19.1). The flush is one more operation the proxy posts and completes, charged NCCL's
+  // per-operation figure (net_post_ps). 0 charges nothing (sim/protocol_cost.hpp, ProxyPosts).
+  std::int64_t net_flush_ps = 0;
   bool reduce_in_flight = false;
   // Thread blocks the call's kernel keeps resident on each GPU per program of the Schedule while
   // a step of that program is in flight: NCCL runs one block per channel, so NCCL's channels of

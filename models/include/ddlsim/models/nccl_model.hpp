@@ -116,6 +116,19 @@ struct NcclSystem {
   // chunk of NVLS and NVLS-Tree (128 KiB, src/transport/nvls.cc). Set in nccl_system.cpp.
   std::uint64_t simple_buffsize = std::uint64_t{4} << 20;
   std::uint64_t nvls_chunk = std::uint64_t{128} << 10;
+  // NVLS-Tree's largest chunk: in NCCL 2.30 min(NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE)
+  // (src/enqueue.cc, calcCollChunking), before NCCL 2.20 one Simple step (NCCL 2.18.5
+  // src/enqueue.cc, computeColl: chunkSize = stepSize for NVLS_TREE).
+  std::uint64_t nvls_tree_chunk = std::uint64_t{128} << 10;
+  // Every node reaches the network by GPUDirect RDMA (ib, roce, efa, cxi), and every node is on
+  // EFA (NCCL runs with aws-ofi-nccl, whose environment the profiles above follow).
+  bool gdr = false;
+  bool aws_ofi_nccl = false;
+  // NCCL's proxy flushes every received Simple network step before the GPU reads it
+  // (src/graph/paths.cc, ncclTopoNeedFlush: always before Hopper; on Hopper only with
+  // NCCL_NET_FORCE_FLUSH, whose default is 1 before NCCL 2.19.1 and 0 since; aws-ofi-nccl sets it
+  // to 0 from v1.8.0). coll::Protocol::net_flush_ps.
+  bool gdr_flush = false;
   // One line per finding, for reports and `topo describe`-style output.
   std::string summary() const;
 };
@@ -145,8 +158,26 @@ struct NcclOverrides {
   // says, LL128 included whatever its default rule.
   std::optional<std::array<bool, kNcclProtocols>> protocols;
   int channels = 0; // 0 = NCCL's own count
+  // The releases the measured setup ran, where it says (major * 10000 + minor * 100 + patch; 0 =
+  // not said: NCCL 2.30 with aws-ofi-nccl's current profile): they set the environment NCCL ran
+  // with (with_release). The cost table and the search stay NCCL 2.30's.
+  int version = 0;      // NCCL, e.g. 21805 for 2.18.5
+  int aws_ofi_nccl = 0; // aws-ofi-nccl on EFA, e.g. 10703 for v1.7.3-aws
   bool operator==(const NcclOverrides&) const = default;
 };
+// "2.18.5" -> 21805 (NCCL: 2.12 to 2.30), "1.7.3" or "v1.7.3-aws" -> 10703 (aws-ofi-nccl: 1.0 to
+// 1.99); InputError at `where` for anything else.
+int parse_nccl_version(std::string_view text, const std::string& where);
+int parse_aws_ofi_nccl_version(std::string_view text, const std::string& where);
+
+// `system` as the releases of `setup` ran it (NcclOverrides::version, aws_ofi_nccl), from
+// their sources: aws-ofi-nccl sets NCCL_NET_FORCE_FLUSH=0 and NCCL_NVLSTREE_MAX_CHUNKSIZE=524288
+// from v1.8.0, NCCL_NVLS_CHUNKSIZE=524288 from v1.9.0, NCCL_BUFFSIZE=8388608 from v1.16.0
+// (src/platform-aws.c[pp], platform_init / platform_data_map at those tags); NCCL before 2.19.1
+// flushes GPUDirect RDMA receives on Hopper by default (NCCL_NET_FORCE_FLUSH=1,
+// src/graph/paths.cc), and before 2.20 chunks NVLS-Tree by the Simple step. Throws InputError
+// at "/workload/nccl/aws_ofi_nccl" when the plugin is named but the nodes are not all on EFA.
+NcclSystem with_release(NcclSystem system, const NcclOverrides& setup);
 // Names as NCCL_ALGO / NCCL_PROTO take them, any case ("Tree", "nvlstree", "LL128"); anything
 // else throws InputError at `where` listing the valid names.
 NcclAlgorithm parse_nccl_algorithm(std::string_view name, const std::string& where);

@@ -26,6 +26,13 @@
 //    overhead per step (src/graph/tuning.cc, getNetOverhead). Only the send side is charged:
 //    NCCL's model has one figure per step, and the receiver's irecv is posted ahead of the data
 //    (recvProxyProgress posts up to NCCL_STEPS receives before their sends arrive).
+//  - Network flush (ProxyPosts::flush): where the GPU needs a GPUDirect RDMA flush
+//    (net_flush_ps > 0), a transfer whose path crosses the network is handed to its receiver
+//    only once the receiving rank's proxy has flushed it: the flush queues on that proxy, with its
+//    posts, at the transfer's arrival and takes net_flush_ps; the receive (and a recv_reduce's
+//    reduction) counts from its end, and the send completes with it (rule 3 of step.hpp). NCCL's
+//    proxy flushes every received Simple step before it hands it to the GPU
+//    (src/transport/net.cc, recvProxyProgress).
 // The default Protocol{} adds nothing: efficiency 1 keeps the byte count exact (no floating
 // point), zero hop latencies, reduction after arrival.
 #pragma once
@@ -58,6 +65,7 @@ struct ProtocolCost {
   Picoseconds intra_hop = 0;
   Picoseconds inter_hop = 0;
   Picoseconds net_post = 0;
+  Picoseconds net_flush = 0;
   bool reduce_in_flight = false;
 
   bool operator==(const ProtocolCost&) const = default;
@@ -65,7 +73,9 @@ struct ProtocolCost {
       : payload_efficiency(protocol.payload_efficiency),
         switch_efficiency(protocol.switch_efficiency), intra_hop(protocol.intra_hop_ps),
         inter_hop(protocol.inter_hop_ps), net_post(protocol.net_post_ps),
-        reduce_in_flight(protocol.reduce_in_flight) {}
+        net_flush(protocol.net_flush_ps), reduce_in_flight(protocol.reduce_in_flight) {}
+  // Whether a transfer that crosses the network waits for its receiver's flush (ProxyPosts).
+  bool flushes(bool crosses_network) const { return net_flush > 0 && crosses_network; }
 
   // The bytes a transfer of `bytes` payload puts on the wire.
   std::uint64_t wire_bytes(std::uint64_t bytes) const {
@@ -112,15 +122,29 @@ public:
     free_at = std::max(now, free_at) + cost.net_post;
     return free_at;
   }
+  // A transfer to `receiver` that arrived at `now` under `cost`: `now` if it needs no flush, else
+  // when the receiver's proxy has flushed it (the flush queues with that proxy's posts).
+  Picoseconds flush(std::size_t receiver, Picoseconds now, const ProtocolCost& cost,
+                    bool crosses_network) {
+    if (!cost.flushes(crosses_network)) return now;
+    return flush(receiver, now, cost.net_flush);
+  }
+  // The same with the flush's time given (> 0).
+  Picoseconds flush(std::size_t receiver, Picoseconds now, Picoseconds flush_time) {
+    Picoseconds& free_at = free_at_[receiver];
+    free_at = std::max(now, free_at) + flush_time;
+    return free_at;
+  }
 
 private:
   std::vector<Picoseconds> free_at_; // by rank: when its proxy finishes the posts queued so far
 };
 
-// Whether any protocol of the schedule charges a network post (ProxyPosts).
+// Whether any protocol of the schedule charges a network post or flush (ProxyPosts).
 inline bool has_net_post(const std::vector<ProtocolCost>& costs) {
-  return std::any_of(costs.begin(), costs.end(),
-                     [](const ProtocolCost& cost) { return cost.net_post != 0; });
+  return std::any_of(costs.begin(), costs.end(), [](const ProtocolCost& cost) {
+    return cost.net_post != 0 || cost.net_flush != 0;
+  });
 }
 
 // The costs of a schedule's protocols, indexed like Schedule::protocols() (Step::protocol).
