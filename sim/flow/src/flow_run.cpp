@@ -61,13 +61,15 @@ struct Slot {
   Picoseconds start = 0;
   std::int32_t peer = -1;
   StepKind kind = StepKind::send;
-  std::uint8_t protocol = 0; // Step::protocol
+  std::uint8_t protocol = 0;    // Step::protocol
+  float memory_bound_share = 0; // a compute step's (Step; a float, as every engine keeps it)
 
   static Slot of(const Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == StepKind::compute
                                     ? static_cast<std::uint64_t>(checked_ps(step.param))
                                     : step.bytes;
-    return Slot{bytes, start, step.peer, step.kind, step.protocol};
+    return Slot{bytes,     start,         step.peer,
+                step.kind, step.protocol, static_cast<float>(step.memory_bound_share)};
   }
 };
 
@@ -150,7 +152,7 @@ private:
   // Starts `work` picoseconds of local work, or completes the step now when there is none.
   void execute(Picoseconds work, InFlight what);
   // Starts compute step `index`, slowed by the rank's communication (compute_slowdown).
-  void start_slowed(std::uint32_t index, Picoseconds work);
+  void start_slowed(std::uint32_t index, Picoseconds work, double memory_bound_share);
   // Posts the receive of the rate mailbox; ends it with a message to itself once nothing else is
   // left to wait for (close_rate), so that the actor can finish.
   void post_rate();
@@ -436,10 +438,10 @@ void Program::local_ended(std::size_t position) {
   complete(work.what.index);
 }
 
-void Program::start_slowed(std::uint32_t index, Picoseconds work) {
+void Program::start_slowed(std::uint32_t index, Picoseconds work, double memory_bound_share) {
   const Picoseconds now = Platform::now();
   run_.slowdown().start(
-      run_.program_index(rank_, channel_), index, rank_, work, now,
+      run_.program_index(rank_, channel_), index, rank_, work, memory_bound_share, now,
       [&](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
         run_.own_slot(slot, this);
         local_.push_back(LocalWork{Platform::clock() + Platform::work_seconds(end - now),
@@ -586,7 +588,7 @@ void Program::begin(Slot& step, std::uint32_t index) {
   } else if (step.kind == StepKind::compute) {
     // A modelled duration: no per-step overhead on top (the workload model includes it).
     if (run_.slows(channel_) && step.bytes > 0)
-      start_slowed(index, static_cast<Picoseconds>(step.bytes));
+      start_slowed(index, static_cast<Picoseconds>(step.bytes), step.memory_bound_share);
     else
       execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
   } else {
