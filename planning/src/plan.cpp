@@ -3,6 +3,7 @@
 #include "ddlsim/core/units.hpp"
 
 #include "ddlsim/planning/pareto.hpp"
+#include "ddlsim/planning/setting_labels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -109,13 +110,6 @@ std::vector<std::string> unmet_goals(const PlanSpec& spec, const PlanRow& row) {
   return unmet;
 }
 
-std::string describe(const PointResult& point) {
-  std::string text;
-  for (const auto& [pointer, value] : point.settings)
-    text += (text.empty() ? "" : ", ") + pointer + "=" + value.dump();
-  return text.empty() ? "the scenario as given" : text;
-}
-
 } // namespace
 
 Plan make_plan(std::vector<PointResult> results, const PlanSpec& spec) {
@@ -128,6 +122,10 @@ Plan make_plan(std::vector<PointResult> results, const PlanSpec& spec) {
   plan.has_energy = powered(spec);
   std::sort(results.begin(), results.end(),
             [](const PointResult& a, const PointResult& b) { return a.index < b.index; });
+  std::vector<const PointResult*> points;
+  for (const PointResult& result : results) points.push_back(&result);
+  const SettingLabels labels(points);
+  const auto describe = [&labels](const PointResult& point) { return labels.describe(point); };
   for (PointResult& result : results) {
     PlanRow row;
     row.point = std::move(result);

@@ -1,6 +1,7 @@
 #include "ddlsim/planning/plan_report.hpp"
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/planning/setting_labels.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,11 +16,18 @@ std::string cell(const Json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-// The table keeps long settings (a whole object) to one readable width; CSV and JSON keep all.
-std::string table_cell(const Json& value) {
+// The table keeps long settings to one readable width (an object by the fields that set it apart
+// from the other points' objects); CSV and JSON keep all.
+std::string table_cell(const SettingLabels& labels, const std::string& pointer, const Json& value) {
   constexpr std::size_t kWidth = 40;
-  std::string text = cell(value);
+  std::string text = labels.cell(pointer, value);
   return text.size() <= kWidth ? text : text.substr(0, kWidth - 3) + "...";
+}
+
+SettingLabels labels_of(const Plan& plan) {
+  std::vector<const PointResult*> points;
+  for (const PlanRow& row : plan.rows) points.push_back(&row.point);
+  return SettingLabels(points);
 }
 
 std::string csv_field(std::string text) {
@@ -47,6 +55,7 @@ std::string short_name(const std::string& pointer) {
 // Costs span orders of magnitude (one all-reduce vs a month of training): 4 significant digits.
 void print_plan(const Plan& plan, std::ostream& out) {
   const std::vector<std::string> axes = axis_names(plan);
+  const SettingLabels labels = labels_of(plan);
   out << "# plan: " << plan.rows.size() << " points, ranked; time = " << plan.time_axis
       << "; * = on the time-vs-" << plan.cost_unit << " Pareto front\n";
   std::vector<std::size_t> widths;
@@ -54,7 +63,7 @@ void print_plan(const Plan& plan, std::ostream& out) {
     out << "# axis " << short_name(axes[a]) << " = " << axes[a] << "\n";
     std::size_t width = short_name(axes[a]).size();
     for (const PlanRow& row : plan.rows)
-      width = std::max(width, table_cell(row.point.settings.at(a).second).size());
+      width = std::max(width, table_cell(labels, axes[a], row.point.settings.at(a).second).size());
     widths.push_back(width);
   }
   out << "#" << std::setw(4) << "rank";
@@ -69,7 +78,8 @@ void print_plan(const Plan& plan, std::ostream& out) {
     const PointMetrics& m = row.point.metrics;
     out << std::setw(5) << (i + 1);
     for (std::size_t a = 0; a < axes.size(); ++a)
-      out << "  " << std::setw(int(widths[a])) << table_cell(row.point.settings.at(a).second);
+      out << "  " << std::setw(int(widths[a]))
+          << table_cell(labels, axes[a], row.point.settings.at(a).second);
     if (!row.point.ok()) {
       out << "  failed: " << row.point.error << "\n";
       continue;

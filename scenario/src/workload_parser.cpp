@@ -158,8 +158,8 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
                             const std::filesystem::path& base_dir, bool check_llm_memory) {
   WorkloadSpec workload;
   JsonObject object = section.object();
-  workload.type = object.required("type").choice(
-      std::vector<std::string>{"collective", "training", "llm_training", "iterative", "job_trace"});
+  workload.type = object.required("type").choice(std::vector<std::string>{
+      "collective", "training", "llm_training", "iterative", "job_trace", "chakra"});
   if (workload.type == "job_trace") {
     workload.job_trace = parse_job_trace(object, cluster, base_dir);
     object.finish();
@@ -172,6 +172,11 @@ WorkloadSpec parse_workload(const JsonValue& section, const topo::ClusterSpec& c
   }
   if (workload.type == "llm_training") {
     workload.llm = parse_llm(object, cluster, check_llm_memory);
+    object.finish();
+    return workload;
+  }
+  if (workload.type == "chakra") {
+    workload.chakra = parse_chakra(object, cluster, base_dir);
     object.finish();
     return workload;
   }

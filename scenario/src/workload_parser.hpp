@@ -34,6 +34,10 @@ IterativeWorkload parse_iterative(JsonObject& workload, const std::filesystem::p
 // The keys a collective names besides its sizes: op, algorithm, params, nccl, dtype, reduction,
 // root, ranks (a collective workload and an iterative workload's steps).
 void parse_collective_keys(JsonObject& object, CollectiveWorkload& c);
+// workload.type = "chakra" (chakra_parser.cpp): reads the keys of `workload` it knows, the
+// trace files (relative to `base_dir`) and lowers them.
+ChakraWorkload parse_chakra(JsonObject& workload, const topo::ClusterSpec& cluster,
+                            const std::filesystem::path& base_dir);
 EngineSpec parse_engine(const JsonValue& section);
 std::vector<std::uint64_t> parse_sizes(const JsonValue& sizes);
 // The cells of one CSV row (split at commas, blanks around each cell trimmed; a trailing comma

@@ -186,3 +186,27 @@ TEST_CASE("plan: prices and power per node kind give each point its cost and ene
   CHECK_THROWS_WITH(make_plan({mixed}, spec),
                     Contains("/plan/power/per_node_watts") && Contains("add \"B\": N"));
 }
+
+TEST_CASE("plan: a point that sets a whole object is named by the fields that set it apart") {
+  // As scenarios/papers/gradientflow-alexnet.json sweeps /workload: two whole workloads.
+  const Json ring = Json::parse(R"({"type": "training", "model": "alexnet", "gpus": 512,
+      "framework": {"type": "ddp", "bucket_cap": "25MiB"}, "algorithm": "ring"})");
+  const Json sparse = Json::parse(R"({"type": "training", "model": "alexnet", "gpus": 512,
+      "framework": {"type": "gradientflow", "lazy_threshold": "32MiB"},
+      "algorithm": "coarse_sparse", "compression": {"type": "coarse", "density": 0.1}})");
+  std::vector<PointResult> points = {point(0, 64, 0.09), point(1, 64, 0.04)};
+  points[0].settings = {{"/workload", ring}};
+  points[1].settings = {{"/workload", sparse}};
+  const Plan plan = make_plan(points, PlanSpec{});
+  REQUIRE(plan.recommended);
+  // The sparse point is faster and no dearer: recommended, named without the fields both share.
+  CHECK_THAT(plan.reason, Contains("/workload/algorithm=\"coarse_sparse\""));
+  CHECK_THAT(plan.reason, Contains("/workload/framework/type=\"gradientflow\""));
+  CHECK_THAT(plan.reason, Contains("/workload/compression/density=0.1"));
+  CHECK_THAT(plan.reason, !Contains("alexnet"));
+  CHECK_THAT(plan.reason, !Contains("{"));
+  std::ostringstream table;
+  print_plan(plan, table);
+  CHECK_THAT(table.str(), Contains("algorithm=ring framework/bucket_cap=2"));
+  CHECK_THAT(table.str(), !Contains("{\"algorithm\""));
+}

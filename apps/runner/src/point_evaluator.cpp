@@ -112,6 +112,9 @@ plan::PointMetrics evaluate_point(const Scenario& scenario) {
         "job_trace " + std::to_string(w.jobs.size()) + " jobs, " + w.queue + ", " + w.placement;
     return metrics;
   }
+  if (scenario.workload.type == "chakra")
+    throw InputError("/workload/type", "a chakra trace is one fixed run: simulate it with `ddlsim "
+                                       "run` (a sweep there varies the cluster and the engine)");
   if (scenario.workload.type == "llm_training")
     throw InputError("/workload/type", "a large-model scenario is planned by `ddlsim plan`'s "
                                        "layout search, not point by point");

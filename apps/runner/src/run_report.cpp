@@ -30,6 +30,7 @@ RunReport run_scenario(const Scenario& scenario, const std::string& label,
   if (scenario.workload.type == "llm_training") return llm_report(scenario, label, settings);
   if (scenario.workload.type == "iterative") return iterative_report(scenario, label, settings);
   if (scenario.workload.type == "job_trace") return jobs_report(scenario, label, settings);
+  if (scenario.workload.type == "chakra") return chakra_report(scenario, label, settings);
   if (scenario.workload.collective.traffic) return traffic_report(scenario, label, settings);
   return collective_report(scenario, label, settings);
 }

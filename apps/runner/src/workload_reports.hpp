@@ -13,6 +13,9 @@ RunReport training_report(const Scenario& scenario, const std::string& label,
 // A collective workload with "traffic" (op send_recv): per-flow completion times.
 RunReport traffic_report(const Scenario& scenario, const std::string& label,
                          const RunSettings& settings);
+// A chakra workload: Chakra execution traces (models/chakra.hpp).
+RunReport chakra_report(const Scenario& scenario, const std::string& label,
+                        const RunSettings& settings);
 RunReport llm_report(const Scenario& scenario, const std::string& label,
                      const RunSettings& settings);
 // A job_trace workload: jobs arriving on a shared cluster (jobs/shared_cluster.hpp).

@@ -8,6 +8,7 @@
 #include "schedule_run.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -171,6 +172,42 @@ EngineResult simulate_traffic(const Traffic& traffic, const topo::Topology& topo
   return result;
 }
 
+// Chakra traces: the plan's Schedule; the metrics from the GPU stream's compute steps and the
+// communication channels' steps.
+EngineResult simulate_chakra(const ChakraTrace& chakra, const topo::Topology& topology,
+                             topo::Router& router, const EngineSpec& spec,
+                             const CommonOptions& options) {
+  if (chakra.plan->ranks > static_cast<int>(topology.gpus().size()))
+    throw InputError("/workload/traces", "the trace has " + std::to_string(chakra.plan->ranks) +
+                                             " ranks but the topology " +
+                                             std::to_string(topology.gpus().size()) + " GPUs");
+  models::ChakraRecorder steps(*chakra.plan);
+  EngineResult result;
+  try {
+    result = run_schedule(
+        models::chakra_schedule(chakra.plan, spec.launch_overhead), topology, router, spec, options,
+        [&steps](const StepRecord& r) { steps.add(r.rank, r.channel, r.kind, r.start, r.end); },
+        [&steps] { steps.clear(); });
+  } catch (const std::logic_error& e) {
+    // The engines' "cannot finish" names a step; for a trace that is the user's input: ranks
+    // that wait on each other (a receive posted before the send it waits for on both sides).
+    int rank = 0, channel = 0;
+    unsigned step = 0;
+    if (std::sscanf(e.what(), "schedule deadlocked: rank %d channel %d cannot finish step %u",
+                    &rank, &channel, &step) != 3)
+      throw;
+    throw InputError("/workload/traces",
+                     "the ranks wait on each other forever: " +
+                         models::chakra_step_owner(*chakra.plan, rank, channel, step) +
+                         " never completes (a message, a collective's other members or a "
+                         "dependency it waits for never comes); check that the ranks' "
+                         "communication orders and dependencies agree");
+  }
+  result.algorithm = "chakra";
+  if (result.complete) result.chakra = models::summarize_chakra(*chakra.plan, steps, result.time);
+  return result;
+}
+
 } // namespace
 
 models::LlmPlanOptions llm_plan_options(const EngineSpec& spec) {
@@ -188,6 +225,8 @@ EngineResult simulate(const Workload& workload, const topo::Topology& topology,
     return simulate_llm(*llm, topology, router, spec, options);
   if (const auto* traffic = std::get_if<Traffic>(&workload))
     return simulate_traffic(*traffic, topology, router, spec, options);
+  if (const auto* chakra = std::get_if<ChakraTrace>(&workload))
+    return simulate_chakra(*chakra, topology, router, spec, options);
   return simulate_training(std::get<TrainingIteration>(workload), topology, router, spec, options);
 }
 

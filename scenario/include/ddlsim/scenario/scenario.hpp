@@ -8,6 +8,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/collectives/traffic.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/models/chakra.hpp"
 #include "ddlsim/models/llm.hpp"
 #include "ddlsim/models/nccl_model.hpp"
 #include "ddlsim/models/training.hpp"
@@ -108,6 +109,14 @@ struct JobTraceWorkload {
   int iterations_simulated = 0;     // per co-running mix; 0 = until the time settles
 };
 
+// workload.type = "chakra": Chakra execution traces, read and lowered when the scenario loads
+// (models/chakra.hpp; docs/workloads.md).
+struct ChakraWorkload {
+  std::string prefix;                             // "traces" as a prefix; empty for a list
+  std::vector<std::string> files;                 // one per rank, as named in messages
+  std::shared_ptr<const models::ChakraPlan> plan; // the ranks' lowered operations
+};
+
 struct WorkloadSpec {
   std::string type = "collective";
   CollectiveWorkload collective;
@@ -116,6 +125,7 @@ struct WorkloadSpec {
   JobTraceWorkload job_trace;
   // workload.type = "llm_training": one large-model job on every GPU of the cluster.
   models::LlmSpec llm;
+  ChakraWorkload chakra;
 };
 
 // The `engine` section: "type" picks the engine (EngineSpec::kind: "analytic", "flow" with its

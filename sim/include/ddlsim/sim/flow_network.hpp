@@ -2,11 +2,13 @@
 // waits out the path latency, then moves its bytes at a rate that max-min fair sharing gives it
 // among all flows active on its links (progressive filling). Rates are recomputed only for the
 // flows connected (through shared links) to a flow that started or finished, and only once per
-// instant, however many flows changed at that instant; a component made of the same paths as
-// one computed before takes its rates (the same, bit for bit) without filling again.
+// instant, however many flows changed at that instant; a component (of up to 64 flows) made of
+// the same paths as one computed before takes its rates (the same, bit for bit) without filling
+// again.
 #pragma once
 
 #include "ddlsim/core/units.hpp"
+#include "ddlsim/sim/finish_queue.hpp"
 #include "ddlsim/sim/huge_page_allocator.hpp"
 #include "ddlsim/topologies/topology.hpp"
 
@@ -149,20 +151,9 @@ private:
   std::size_t active_count_ = 0;
   std::size_t peak_flows_per_link_ = 0;
   mutable std::vector<double> bytes_per_link_; // filled from links_ on request
-  // Finish times of active flows, lazily (stale entries are skipped): flow ids in buckets of
-  // equal finish time, under a min-heap of (finish, bucket). A time may have several buckets;
-  // collect_finished merges them and sorts by id, so the order is (finish, id) as with one heap
-  // of entries, at the cost of an append per entry instead of a sift through thousands.
+  // Finish times of active flows (a flow with a finish is in it once).
   void push_finish(Picoseconds when, FlowId id);
-  struct FinishCache {
-    Picoseconds time = 0;
-    std::uint32_t bucket = kNil;
-  };
-  std::vector<std::pair<Picoseconds, std::uint32_t>> finish_heap_;
-  std::vector<std::vector<FlowId>> finish_buckets_;
-  std::vector<std::uint32_t> free_finish_buckets_;
-  std::array<FinishCache, 4> finish_cache_{};
-  std::size_t next_finish_cache_ = 0;
+  FinishQueue finishes_;
   std::vector<FlowId> due_; // scratch for collect_finished
   // Scratch for recompute_component, kept to avoid allocation per event.
   std::vector<FlowId> component_flows_;

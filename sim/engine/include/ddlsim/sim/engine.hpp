@@ -16,6 +16,7 @@
 #include "ddlsim/collectives/call.hpp"
 #include "ddlsim/collectives/traffic.hpp"
 #include "ddlsim/core/json_reader.hpp"
+#include "ddlsim/models/chakra.hpp"
 #include "ddlsim/models/iteration_metrics.hpp"
 #include "ddlsim/models/llm.hpp"
 #include "ddlsim/models/nccl_model.hpp"
@@ -61,10 +62,17 @@ struct Traffic {
   coll::DataType dtype = coll::DataType::fp32;
 };
 
+// Chakra execution traces, lowered (models/chakra.hpp): EngineResult::chakra has the metrics.
+struct ChakraTrace {
+  std::shared_ptr<const models::ChakraPlan> plan;
+};
+
 // A collective call (algorithm "auto": chosen by timing the candidates on the analytic engine,
 // sim/auto_select.hpp; "nccl": NCCL's own choice per size, models/nccl_model.hpp, with
-// CommonOptions::nccl), a training iteration, a large-model training iteration or traffic.
-using Workload = std::variant<coll::CollectiveCall, TrainingIteration, LlmTraining, Traffic>;
+// CommonOptions::nccl), a training iteration, a large-model training iteration, traffic or
+// Chakra traces.
+using Workload =
+    std::variant<coll::CollectiveCall, TrainingIteration, LlmTraining, Traffic, ChakraTrace>;
 
 // How to run, the same for every engine.
 struct CommonOptions {
@@ -110,6 +118,8 @@ struct EngineResult {
   models::LlmIteration llm;
   // Traffic: when each flow's receive completed (plus the launch overhead), in the flows' order.
   std::vector<Picoseconds> flow_times;
+  // Chakra traces: compute, exposed communication, per collective type.
+  models::ChakraIteration chakra;
   std::vector<StepRecord> steps_recorded; // with CommonOptions::record_steps
   EngineDetails details;
 };
