@@ -4,9 +4,10 @@
 //    "programs": [{"rank": 0, "channel": 0, "steps": [
 //       {"kind": "send", "peer": 1, "src": ["input", 0, 256], "bytes": 256, "deps": [1]}, ...]}]}
 // A step lists only the fields its kind uses (src / dst / aux as [buffer, offset, bytes];
-// codec, param, deps, wait = [channel, step] and protocol when set), so a dump reads like the
-// text form and loads back equal. The call's "protocol" and the list "protocols" (what a step's
-// "protocol" index names, when a composite's steps use several) appear only when set.
+// codec, param, memory_bound_share, deps, wait = [channel, step] and protocol when set), so a dump
+// reads like the text form and loads back equal. The call's "protocol" and the list "protocols"
+// (what a step's "protocol" index names, when a composite's steps use several) appear only when
+// set.
 #include "ddlsim/collectives/dump.hpp"
 
 #include "step_rules.hpp"
@@ -153,6 +154,7 @@ Json step_json(const Step& step) {
   if (step.aux != BufferRange{}) j["aux"] = range_json(step.aux);
   j["bytes"] = step.bytes;
   if (step.param != 0) j["param"] = step.param;
+  if (step.memory_bound_share != 0) j["memory_bound_share"] = step.memory_bound_share;
   if (step.dep_count > 0)
     j["deps"] = std::vector<std::uint32_t>(step.deps.begin(), step.deps.begin() + step.dep_count);
   if (step.has_wait()) j["wait"] = {step.wait_channel, step.wait_step};
@@ -172,6 +174,7 @@ Step parse_step(const JsonValue& value, int channel) {
   if (auto v = o.optional("aux")) step.aux = parse_range(*v);
   step.bytes = o.required("bytes").bytes(0, kMaxBytes);
   if (auto v = o.optional("param")) step.param = v->number(-1e300, 1e300);
+  if (auto v = o.optional("memory_bound_share")) step.memory_bound_share = v->number(0, 1);
   if (auto v = o.optional("deps")) {
     const auto deps = v->array(0, kMaxStepDeps);
     for (const JsonValue& d : deps)

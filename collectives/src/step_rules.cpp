@@ -124,8 +124,12 @@ std::string step_problem(const Step& step, const StepPlace& place, int ranks,
         step.param != static_cast<double>(static_cast<std::int64_t>(step.param)))
       return "compute duration " + std::to_string(step.param) +
              " ps must be a whole number of picoseconds in [0, 2^53]";
+    if (!(step.memory_bound_share >= 0 && step.memory_bound_share <= 1))
+      return "compute memory_bound_share " + std::to_string(step.memory_bound_share) +
+             " must be a share in [0, 1]";
     return {};
   }
+  if (step.memory_bound_share != 0) return "memory_bound_share is for compute steps only";
 
   const std::size_t element_bytes = element_size(dtype);
   if (step.is_switch()) return switch_problem(step, place, ranks, buffers, element_bytes);

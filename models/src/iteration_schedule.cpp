@@ -390,6 +390,7 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan,
           Step gate = compute_step(
               last && iteration > 0 ? profile.layer_update[std::size_t(step.layer)] : 0,
               kComputeChannel);
+          if (gate.param > 0) gate.memory_bound_share = 1; // the optimizer's update streams memory
           if (const std::uint32_t join = iteration > 0 ? join_of(channel, c, iteration - 1) : kNone;
               join != kNone) {
             gate.wait_channel = static_cast<std::uint16_t>(channel);
@@ -399,6 +400,7 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan,
         }
       }
       Step out = compute_step(step.duration, kComputeChannel);
+      if (step.duration > 0) out.memory_bound_share = step.memory_bound_share;
       if (step.wait_exchange >= 0) { // a model-parallel all-to-all (one channel) must be done
         const int c = job.exchange_collective[static_cast<std::size_t>(step.wait_exchange)];
         const int lead = c >= 0 ? job.collectives[std::size_t(c)].first_channel : 1;
@@ -420,7 +422,9 @@ StepStream compute_program(std::shared_ptr<const TrainingPlan> plan,
       }
       co_yield next(wait);
     }
-    co_yield next(compute_step(profile.steps.back().duration, kComputeChannel));
+    Step optimizer = compute_step(profile.steps.back().duration, kComputeChannel);
+    if (optimizer.param > 0) optimizer.memory_bound_share = profile.steps.back().memory_bound_share;
+    co_yield next(optimizer);
   }
 }
 

@@ -185,6 +185,10 @@ BlockTimes measured_block_times(const LlmSpec& spec, int layer, const KernelRate
   out.attention_forward = attention_elementwise.forward + projections.forward + scores.forward;
   out.attention_backward = attention_elementwise.backward + projections.backward + scores.backward;
   out.scores_forward = scores.forward;
+  out.attention_forward_memory = attention_elementwise.forward;
+  out.attention_backward_memory = attention_elementwise.backward;
+  out.ffn_forward_memory = ffn_elementwise.forward;
+  out.ffn_backward_memory = ffn_elementwise.backward;
   // The FFN: up (gate and up fused for a gated FFN) and down projections.
   const double up = m.gated_ffn ? 2 : 1;
   auto ffn = [&](double ffn_tokens, double f) {
@@ -237,6 +241,8 @@ BlockTimes roofline_block_times(const LlmSpec& spec, int layer) {
   out.attention_forward = norm.forward + qkvo.forward + scores.forward;
   out.attention_backward = norm.backward + qkvo.backward + scores.backward;
   out.scores_forward = scores.forward;
+  out.attention_forward_memory = out.ffn_forward_memory = norm.forward;
+  out.attention_backward_memory = out.ffn_backward_memory = norm.backward;
   const double mats = m.gated_ffn ? 3 : 2;
   if (m.is_moe_layer(layer)) {
     const MoeShape& moe = *m.moe;

@@ -14,6 +14,12 @@ struct BlockTimes {
   Picoseconds ffn_forward = 0, ffn_backward = 0; // dense FFN, or the experts of an MoE layer
   Picoseconds router_forward = 0, router_backward = 0;
   Picoseconds scores_forward = 0; // attention's QK^T and softmax x V (selective recompute)
+  // Of the times above, the memory-bound kernels' (norms, activations, residual adds, FP8 casts,
+  // with their launch overheads): compute slowed by communication kernels slows them by the
+  // memory-bound curve, the rest (GEMMs, fused attention, the router) by the GEMM curve
+  // (sim/compute_slowdown.hpp).
+  Picoseconds attention_forward_memory = 0, attention_backward_memory = 0;
+  Picoseconds ffn_forward_memory = 0, ffn_backward_memory = 0;
 };
 
 BlockTimes llm_block_times(const LlmSpec& spec, int layer);

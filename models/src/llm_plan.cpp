@@ -244,9 +244,13 @@ private:
     return index;
   }
 
-  void compute(std::vector<LlmOp>& ops, Picoseconds duration) {
+  // A compute op of `duration`, `memory_bound` of it in memory-bound kernels.
+  void compute(std::vector<LlmOp>& ops, Picoseconds duration, Picoseconds memory_bound = 0) {
     LlmOp op;
     op.duration = duration;
+    if (duration > 0)
+      op.memory_bound_share =
+          std::clamp(static_cast<double>(memory_bound) / static_cast<double>(duration), 0.0, 1.0);
     ops.push_back(op);
   }
   void blocking(std::vector<LlmOp>& ops, LlmOpKind kind, int collective_index) {
@@ -287,11 +291,12 @@ private:
   // One block with its TP collectives around it: the all-gather before (SP) and the all-reduce
   // or reduce-scatter after. With TP communication overlap and the block's GEMMs (`gemms`; not
   // for MoE experts, the embedding or the logits), each collective runs beside its GEMM instead.
-  void tp_block(std::vector<LlmOp>& ops, Picoseconds duration,
+  // `memory_bound`: of `duration`, the memory-bound kernels' (BlockTimes).
+  void tp_block(std::vector<LlmOp>& ops, Picoseconds duration, Picoseconds memory_bound,
                 const TpOverlapGemms* gemms = nullptr, bool forward = true) {
     if (!overlap_ || !gemms) {
       blocking(ops, LlmOpKind::tp, tp_gather_);
-      compute(ops, duration);
+      compute(ops, duration, memory_bound);
       blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
       return;
     }
@@ -302,7 +307,7 @@ private:
     const Picoseconds scattered =
         std::min(forward ? gemms->scatter_forward : gemms->scatter_backward, duration - gathered);
     ring_exchange(ops, gathered);
-    compute(ops, duration - gathered - scattered);
+    compute(ops, duration - gathered - scattered, memory_bound); // the GEMMs' neighbours
     const auto slowed = static_cast<Picoseconds>(static_cast<double>(scattered) * sm_margin_);
     if (forward) { // pipelined: a reduce-scatter per GEMM chunk, as each chunk is done
       for (int k = 0; k < kTpOverlapPipelineSplits; ++k) {
@@ -345,28 +350,28 @@ private:
   void ffn_forward(std::vector<LlmOp>& ops, int layer) {
     const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
     if (!spec_.shape.is_moe_layer(layer))
-      return tp_block(ops, t.ffn_forward, &overlap_gemms_.ffn, true);
+      return tp_block(ops, t.ffn_forward, t.ffn_forward_memory, &overlap_gemms_.ffn, true);
     blocking(ops, LlmOpKind::tp, tp_gather_);
     compute(ops, t.router_forward);
     blocking(ops, LlmOpKind::ep, ep_all_to_all_);
-    compute(ops, t.ffn_forward);
+    compute(ops, t.ffn_forward, t.ffn_forward_memory);
     blocking(ops, LlmOpKind::ep, ep_all_to_all_);
     blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
   }
   void ffn_backward(std::vector<LlmOp>& ops, int layer) {
     const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
     if (!spec_.shape.is_moe_layer(layer))
-      return tp_block(ops, t.ffn_backward, &overlap_gemms_.ffn, false);
+      return tp_block(ops, t.ffn_backward, t.ffn_backward_memory, &overlap_gemms_.ffn, false);
     blocking(ops, LlmOpKind::tp, tp_gather_);
     blocking(ops, LlmOpKind::ep, ep_all_to_all_);
-    compute(ops, t.ffn_backward);
+    compute(ops, t.ffn_backward, t.ffn_backward_memory);
     blocking(ops, LlmOpKind::ep, ep_all_to_all_);
     compute(ops, t.router_backward);
     blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
   }
   void layer_forward(std::vector<LlmOp>& ops, int layer) {
-    tp_block(ops, times_[static_cast<std::size_t>(layer)].attention_forward,
-             &overlap_gemms_.attention, true);
+    const BlockTimes& t = times_[static_cast<std::size_t>(layer)];
+    tp_block(ops, t.attention_forward, t.attention_forward_memory, &overlap_gemms_.attention, true);
     ffn_forward(ops, layer);
   }
 
@@ -394,6 +399,7 @@ private:
     // The embedding lookup (memory-bound) and the logits with the loss.
     const LayerTimes embed = llm_embedding_times(spec_);
     const LayerTimes logits = llm_logits_times(spec_);
+    const LayerTimes loss = llm_loss_times(spec_); // its memory-bound part
     std::vector<LlmOp> ops;
     std::vector<std::pair<int, int>> gathered(static_cast<std::size_t>(m.layers), {-1, -1});
     // Model chunk `chunk` of this stage is virtual stage chunk x pp + stage (Narayanan et al.
@@ -440,8 +446,8 @@ private:
       const int first = vs * per_chunk, last = first + per_chunk - 1;
       if (vs > 0) pipeline(ops, LlmOpKind::pp_recv, true);
       if (vs == 0) {
-        await_weights(first); // the embedding is in its first layer's bucket
-        compute(ops, embed.forward);
+        await_weights(first);                       // the embedding is in its first layer's bucket
+        compute(ops, embed.forward, embed.forward); // a lookup: memory-bound
         blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
       }
       for (int l = first; l <= last; ++l) {
@@ -456,7 +462,7 @@ private:
       }
       if (vs == virtual_stages - 1) {
         blocking(ops, LlmOpKind::tp, tp_gather_);
-        compute(ops, logits.forward);
+        compute(ops, logits.forward, loss.forward);
       } else {
         pipeline(ops, LlmOpKind::pp_send, true);
       }
@@ -482,7 +488,7 @@ private:
       const bool reduce = p.zero >= 2 || micro_batch == micro_batches - 1;
       if (vs < virtual_stages - 1) pipeline(ops, LlmOpKind::pp_recv, false);
       if (vs == virtual_stages - 1) {
-        compute(ops, logits.backward);
+        compute(ops, logits.backward, loss.backward);
         blocking(ops, LlmOpKind::tp, sp_ ? tp_scatter_ : tp_reduce_);
       }
       for (int l = last; l >= first; --l) {
@@ -497,7 +503,8 @@ private:
         ffn_backward(ops, l);
         const Picoseconds recomputed =
             spec_.recompute == Recompute::selective ? bt.scores_forward : 0;
-        tp_block(ops, bt.attention_backward + recomputed, &overlap_gemms_.attention, false);
+        tp_block(ops, bt.attention_backward + recomputed, bt.attention_backward_memory,
+                 &overlap_gemms_.attention, false);
         if (reduce) {
           const auto [dense, experts] = layer_parameters(l);
           bucket_dense += dense;
@@ -506,7 +513,7 @@ private:
         }
       }
       if (vs == 0) {
-        compute(ops, embed.backward);
+        compute(ops, embed.backward, embed.backward);
         if (reduce) bucket_dense += v * h / t;
       }
       if (vs == virtual_stages - 1 && reduce && (!m.tied_embeddings || p.pp > 1))
@@ -536,8 +543,9 @@ private:
     if (stage == p.pp - 1 && (!m.tied_embeddings || p.pp > 1)) dense += v * h / t;
     const double shard =
         p.zero >= 1 ? dense / p.dp + experts / (static_cast<double>(p.dp) / p.ep) : dense + experts;
-    compute(ops,
-            optimizer_time(static_cast<std::uint64_t>(shard), spec_.gpu, Precision::fp16, 1.0));
+    const Picoseconds optimizer =
+        optimizer_time(static_cast<std::uint64_t>(shard), spec_.gpu, Precision::fp16, 1.0);
+    compute(ops, optimizer, optimizer); // streams the optimizer's state: memory-bound
     if ((p.zero == 1 || p.zero == 2) && !overlap_gather) { // updated weights, per bucket
       for (auto [group, total] : {std::pair{LlmGroup::dp, dense}, {LlmGroup::expert_dp, experts}}) {
         const double buckets = std::ceil(total / cap);

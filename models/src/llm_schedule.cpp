@@ -262,6 +262,8 @@ StepStream compute_program(std::shared_ptr<const LlmPlan> plan, Lanes lanes, int
     const Position before = advance(*plan, lanes, place, op, walk);
     // Every step of the stream follows the one before it (one kernel at a time).
     Step step = compute_step(op.kind == LlmOpKind::compute ? op.duration : 0, kLlmComputeChannel);
+    if (op.kind == LlmOpKind::compute && op.duration > 0)
+      step.memory_bound_share = op.memory_bound_share;
     add_dep(step, before.last(kLlmComputeChannel));
     switch (op.kind) {
     case LlmOpKind::compute:

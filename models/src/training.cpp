@@ -124,6 +124,25 @@ void scale_to_throughput(ComputeProfile& profile, int samples, double samples_pe
     step.duration = static_cast<Picoseconds>(std::llround(step.duration * factor));
 }
 
+// A layer's memory-bound share (ComputeStep::memory_bound_share): norms, embedding lookups,
+// pooling and elementwise layers stream memory; convolutions, linear layers and attention run
+// on the tensor cores, and were measured slowed like GEMMs beside NCCL-like blocks (a 3x3
+// convolution and causal attention: tests/data/gpu-overlap/h200-overlap-shapes.tsv).
+double memory_bound_share(LayerKind kind) {
+  switch (kind) {
+  case LayerKind::conv:
+  case LayerKind::linear:
+  case LayerKind::attention:
+    return 0;
+  case LayerKind::norm:
+  case LayerKind::embedding:
+  case LayerKind::pool:
+  case LayerKind::elementwise:
+    return 1;
+  }
+  return 0;
+}
+
 ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision, int batch,
                             double speed, int accumulation, std::pair<int, int> model_parallel,
                             const MeasuredCompute& compute, double samples_per_second) {
@@ -137,11 +156,13 @@ ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision pr
   for (int a = 0; a < accumulation; ++a) {
     for (int l = 0; l < layers; ++l) {
       if (mp_last >= 0 && l == mp_last + 1) profile.steps.push_back({0, -1, false, a, 2 * a});
-      profile.steps.push_back({times[static_cast<std::size_t>(l)].forward, l, false, a, -1});
+      profile.steps.push_back({times[static_cast<std::size_t>(l)].forward, l, false, a, -1,
+                               memory_bound_share(model.layers[std::size_t(l)].kind)});
     }
     for (int l = layers - 1; l >= 0; --l) {
       if (l == mp_last) profile.steps.push_back({0, -1, true, a, 2 * a + 1});
-      profile.steps.push_back({times[static_cast<std::size_t>(l)].backward, l, true, a, -1});
+      profile.steps.push_back({times[static_cast<std::size_t>(l)].backward, l, true, a, -1,
+                               memory_bound_share(model.layers[std::size_t(l)].kind)});
     }
   }
   // Model-parallel tables are updated sparsely: only the rows the batch touched.
@@ -154,7 +175,7 @@ ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision pr
   Picoseconds optimizer = optimizer_time(updated, gpu, precision, speed);
   if (compute.source == ComputeSource::layer_profile && compute.profile->optimizer)
     optimizer = static_cast<Picoseconds>(std::llround(*compute.profile->optimizer / speed));
-  profile.steps.push_back({optimizer, -1, false, accumulation - 1, -1});
+  profile.steps.push_back({optimizer, -1, false, accumulation - 1, -1, 1.0}); // streams its state
   if (compute.source == ComputeSource::measured_throughput)
     scale_to_throughput(profile, batch * accumulation, samples_per_second);
   for (const ComputeStep& step : profile.steps) profile.compute += step.duration;

@@ -260,6 +260,8 @@ private:
     protocol_cost(protocols_, step->protocol); // throws for a protocol the schedule lacks
     if (step->has_wait()) overflow_[p].pending_wait_step = step->wait_step;
     if (step->is_switch()) overflow_[p].pending_group = static_cast<std::int32_t>(step->param);
+    if (slowdown_ && step->kind == StepKind::compute)
+      overflow_[p].pending_memory_bound_share = static_cast<float>(step->memory_bound_share);
     program.has_pending = true;
     ++result_.steps;
     return true;
@@ -342,7 +344,8 @@ private:
         schedule(now_ + static_cast<Picoseconds>(step.bytes),
                  Event{EventKind::local_done, p, index});
       else
-        begin_compute(p, index, static_cast<Picoseconds>(step.bytes));
+        begin_compute(p, index, static_cast<Picoseconds>(step.bytes),
+                      overflow_[p].pending_memory_bound_share);
       return; // not communication
     } else {
       const double rate = local_step_rate(rates_[static_cast<std::size_t>(rank)], step.kind);
@@ -516,12 +519,13 @@ private:
   }
 
   // A compute step: slowed on the compute stream, as it was elsewhere (launch costs, markers).
-  void begin_compute(std::uint32_t p, std::uint32_t index, Picoseconds duration) {
+  void begin_compute(std::uint32_t p, std::uint32_t index, Picoseconds duration,
+                     double memory_bound_share) {
     if (channel_of(p) != options_.compute_channel) {
       schedule(now_ + duration, Event{EventKind::compute_done, p, index});
       return;
     }
-    slowdown_->start(p, index, rank_of(p), duration, now_,
+    slowdown_->start(p, index, rank_of(p), duration, memory_bound_share, now_,
                      [&](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
                        schedule(end, Event{EventKind::slowed_done, slot, generation});
                      });

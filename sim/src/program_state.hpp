@@ -110,6 +110,9 @@ struct ProgramOverflow {
   std::uint32_t pending_wait_step = 0;
   // The group size of the pending step, when it is a switch step (rule 4 of step.hpp).
   std::int32_t pending_group = 0;
+  // The memory-bound share of the pending step, when it is a compute step and compute_slowdown
+  // is on (coll::Step; a float, as every engine keeps it).
+  float pending_memory_bound_share = 0;
 };
 
 struct alignas(64) ProgramState {

@@ -359,3 +359,31 @@ TEST_CASE("a calibrated launch overhead delays each collective of the iteration 
   CHECK(nccl > 0);
   CHECK(time_with(30 * kPsPerUs) == base - nccl + 30 * kPsPerUs);
 }
+
+TEST_CASE("compute steps carry their layer's memory-bound share into the Schedule") {
+  const Scenario scenario = load_text(cluster(2, 25, kResnet));
+  const auto plan =
+      std::make_shared<const TrainingPlan>(plan_training(scenario.workload.training.jobs));
+  const JobPlan& job = plan->jobs[0];
+  const Model& model = *job.spec.model;
+  const ComputeProfile& profile = job.profiles[0];
+  int memory_bound = 0, gemm = 0;
+  for (const ComputeStep& step : profile.steps) {
+    if (step.layer < 0) continue;
+    const LayerKind kind = model.layers[std::size_t(step.layer)].kind;
+    const bool tensor_cores =
+        kind == LayerKind::conv || kind == LayerKind::linear || kind == LayerKind::attention;
+    CHECK(step.memory_bound_share == (tensor_cores ? 0.0 : 1.0));
+    (tensor_cores ? gemm : memory_bound) += 1;
+  }
+  CHECK(gemm > 0);
+  CHECK(memory_bound > 0);                               // ResNet-50's batch norms and pooling
+  CHECK(profile.steps.back().memory_bound_share == 1.0); // the optimizer
+  // The Schedule's compute steps carry the shares: as many memory-bound ones per iteration.
+  const coll::Schedule schedule = iteration_schedule(plan);
+  int scheduled = 0;
+  for (coll::StepStream stream = schedule.program(0, 0); const coll::Step* s = stream.next();)
+    if (s->kind == coll::StepKind::compute && s->memory_bound_share == 1.0) ++scheduled;
+  CHECK(scheduled > 0);
+  CHECK(scheduled % (memory_bound + 1) == 0);
+}

@@ -163,3 +163,28 @@ TEST_CASE("llm compute: FP8 training adds Transformer Engine's casts and transpo
   // FP8 GEMMs still win overall.
   CHECK(llm_block_times(spec, 0).ffn_backward < llm_block_times(bf16, 0).ffn_backward);
 }
+
+TEST_CASE("llm compute: a block's memory-bound kernels are a share of its time, FP8 adds casts") {
+  LlmSpec spec = reference_layer("4096");
+  const BlockTimes bf16 = llm_block_times(spec, 0);
+  for (const auto [memory, total] :
+       {std::pair{bf16.attention_forward_memory, bf16.attention_forward},
+        {bf16.attention_backward_memory, bf16.attention_backward},
+        {bf16.ffn_forward_memory, bf16.ffn_forward},
+        {bf16.ffn_backward_memory, bf16.ffn_backward}}) {
+    CHECK(memory > 0);
+    CHECK(memory < total / 2); // a GPT layer of hidden 4,096 is mostly GEMMs
+  }
+  // FP8 halves the GEMMs' time and adds Transformer Engine's casts: a larger share.
+  spec.precision = LlmPrecision::fp8;
+  const BlockTimes fp8 = llm_block_times(spec, 0);
+  CHECK(fp8.attention_backward_memory > bf16.attention_backward_memory);
+  CHECK(static_cast<double>(fp8.ffn_backward_memory) / static_cast<double>(fp8.ffn_backward) >
+        static_cast<double>(bf16.ffn_backward_memory) / static_cast<double>(bf16.ffn_backward));
+  // The roofline (a GPU without measured kernel rates) counts the norms as memory-bound.
+  LlmSpec a100 = reference_layer("4096");
+  a100.gpu = find_gpu("A100", "test");
+  const BlockTimes roofline = llm_block_times(a100, 0);
+  CHECK(roofline.attention_forward_memory > 0);
+  CHECK(roofline.attention_forward_memory < roofline.attention_forward);
+}

@@ -556,3 +556,20 @@ TEST_CASE("llm: TP communication overlap needs tp > 1, sequence parallelism and 
   CHECK_THAT(error_of([&] { validate_llm(spec, 8, "/workload"); }),
              Catch::Contains("/workload/parallel/tp_comm_overlap"));
 }
+
+TEST_CASE("llm: compute ops carry their memory-bound share for the compute slowdown") {
+  const Run r = run(scenario_text(1, kSmall, R"("parallel": {"tp": 2}, "global_batch": 8)"));
+  const std::vector<LlmOp>& ops = r.plan->stages.front();
+  int layers = 0;
+  const LlmOp* last = nullptr;
+  for (const LlmOp& op : ops) {
+    if (op.kind != LlmOpKind::compute || op.duration == 0) continue;
+    CHECK(op.memory_bound_share >= 0);
+    CHECK(op.memory_bound_share <= 1);
+    if (op.memory_bound_share > 0 && op.memory_bound_share < 0.5) ++layers; // mostly GEMMs
+    last = &op;
+  }
+  CHECK(layers >= 4 * 8); // every block's attention and FFN, forward and backward
+  REQUIRE(last != nullptr);
+  CHECK(last->memory_bound_share == 1.0); // the optimizer streams its state
+}

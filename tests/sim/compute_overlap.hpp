@@ -23,6 +23,11 @@ constexpr double kS8 = (1.148 + 1.135 + 1.223 + 1.129) / 4.0;
 constexpr double kS16 = (1.224 + 1.243 + 1.215 + 1.235) / 4.0;
 constexpr double kS32 = (1.328 + 1.372 + 1.328 + 1.346) / 4.0;
 constexpr double kS64 = (1.859 + 1.932 + 1.854 + 1.930) / 4.0;
+// The memory-bound curve's: the elementwise kernel beside copying blocks.
+constexpr double kM8 = 1.010;
+constexpr double kM16 = 1.022;
+constexpr double kM32 = 1.055;
+constexpr double kM64 = 1.114;
 
 // Two GPUs of model `gpu`, each alone in its node, on one switch.
 inline topo::Topology pair_of(const std::string& gpu) {
@@ -41,10 +46,12 @@ inline topo::Topology pair_of(const std::string& gpu) {
   return t;
 }
 
-// Rank 0 computes kCompute on channel 0; each of its channels 1..busy waits `delay` (a compute
-// step there: a launch cost, never slowed and holding no blocks), then sends `bytes` to rank 1,
-// its call holding `blocks` thread blocks per program.
-inline coll::Schedule overlap(int busy, double blocks, std::uint64_t bytes, Picoseconds delay = 0) {
+// Rank 0 computes kCompute on channel 0, `memory_bound_share` of it in memory-bound kernels;
+// each of its channels 1..busy waits `delay` (a compute step there: a launch cost, never slowed
+// and holding no blocks), then sends `bytes` to rank 1, its call holding `blocks` thread blocks
+// per program.
+inline coll::Schedule overlap(int busy, double blocks, std::uint64_t bytes, Picoseconds delay = 0,
+                              double memory_bound_share = 0) {
   using namespace coll;
   MaterializedSchedule m;
   m.call.op = Op::all_to_all;
@@ -58,6 +65,7 @@ inline coll::Schedule overlap(int busy, double blocks, std::uint64_t bytes, Pico
   m.scratch_bytes = {0, 0};
   m.programs.resize(2);
   m.programs[0].push_back({test_support::compute_step(kCompute)});
+  m.programs[0][0][0].memory_bound_share = memory_bound_share;
   m.programs[1].push_back({});
   for (int c = 1; c <= busy; ++c) {
     std::vector<Step> sends;

@@ -76,6 +76,44 @@ TEST_CASE("compute slowdown: compute beside k blocks for its whole life takes s(
         compute_time(run(overlap(1, 16, kLongBytes))));
 }
 
+TEST_CASE("compute slowdown: memory-bound kernels follow the measured elementwise curve") {
+  CHECK(compute_slowdown(8, 132, 1) == Approx(kM8));
+  CHECK(compute_slowdown(16, 132, 1) == Approx(kM16));
+  CHECK(compute_slowdown(32, 132, 1) == Approx(kM32));
+  CHECK(compute_slowdown(64, 132, 1) == Approx(kM64));
+  CHECK(compute_slowdown(100, 132, 1) == Approx(kM64)); // held past the last measured share
+  CHECK(compute_slowdown(16, 0, 1) == 1.0);
+  // Share 0 is the GEMM curve exactly; a mix is the time-weighted mean of the two.
+  CHECK(compute_slowdown(16, 132, 0) == compute_slowdown(16, 132));
+  CHECK(compute_slowdown(16, 132, 0.25) == Approx(0.75 * kS16 + 0.25 * kM16));
+  for (int k = 1; k <= 132; ++k) {
+    CHECK(compute_slowdown(k, 132, 1) >= 1.0);
+    CHECK(compute_slowdown(k, 132, 1) < compute_slowdown(k, 132, 0.5));
+    CHECK(compute_slowdown(k, 132, 0.5) < compute_slowdown(k, 132, 0));
+  }
+}
+
+TEST_CASE("compute slowdown: a memory-bound step beside k blocks is slowed by the elementwise "
+          "curve only") {
+  const std::vector<std::pair<double, double>> cases{{8, kM8}, {16, kM16}, {32, kM32}, {64, kM64}};
+  for (const auto& [blocks, s] : cases) {
+    const Run all_memory = run(overlap(1, blocks, kLongBytes, 0, 1.0));
+    CHECK(compute_time(all_memory) == std::llround(static_cast<double>(kCompute) * s));
+    // A pure GEMM step is slowed as before; a step 40% memory-bound by the mix.
+    const Run gemm = run(overlap(1, blocks, kLongBytes, 0, 0.0));
+    CHECK(compute_time(gemm) == compute_time(run(overlap(1, blocks, kLongBytes))));
+    const Run mixed = run(overlap(1, blocks, kLongBytes, 0, 0.4));
+    CHECK(static_cast<double>(compute_time(mixed)) ==
+          Approx(static_cast<double>(kCompute) * (0.6 * compute_slowdown(blocks, 132) + 0.4 * s))
+              .margin(2));
+    CHECK(compute_time(all_memory) < compute_time(mixed));
+    CHECK(compute_time(mixed) < compute_time(gemm));
+  }
+  // Partial overlap (communication from 4 us on): 4 us at full rate, 6 us at 1/kM16.
+  CHECK(compute_time(run(overlap(1, 16, kLongBytes, 4'000'000, 1.0))) ==
+        4'000'000 + std::llround(6'000'000 * kM16));
+}
+
 TEST_CASE("compute slowdown: compute with no communication beside it is unchanged") {
   CHECK(compute_time(run(overlap(0, 16, kLongBytes))) == kCompute);
   // Off (the default), or on a GPU without an SM figure: today's times.

@@ -67,13 +67,15 @@ struct Slot {
   Picoseconds start = 0;
   std::int32_t peer = -1;
   StepKind kind = StepKind::send;
-  std::uint8_t protocol = 0; // Step::protocol
+  std::uint8_t protocol = 0;    // Step::protocol
+  float memory_bound_share = 0; // a compute step's (Step; a float, as every engine keeps it)
 
   static Slot of(const Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == StepKind::compute
                                     ? static_cast<std::uint64_t>(checked_ps(step.param))
                                     : step.bytes;
-    return Slot{bytes, start, step.peer, step.kind, step.protocol};
+    return Slot{bytes,     start,         step.peer,
+                step.kind, step.protocol, static_cast<float>(step.memory_bound_share)};
   }
 };
 
@@ -162,7 +164,7 @@ private:
   // Starts `work` picoseconds of local work, or completes the step now when there is none.
   void execute(Picoseconds work, InFlight what);
   // Starts compute step `index`, slowed by the rank's communication (compute_slowdown).
-  void start_slowed(std::uint32_t index, Picoseconds work);
+  void start_slowed(std::uint32_t index, Picoseconds work, double memory_bound_share);
   // Posts the receive of the rate mailbox; ends it with a message to itself once nothing else is
   // left to wait for (close_rate), so that the actor can finish.
   void post_rate();

@@ -84,10 +84,10 @@ void Program::local_ended(std::size_t position) {
   complete(work.what.index);
 }
 
-void Program::start_slowed(std::uint32_t index, Picoseconds work) {
+void Program::start_slowed(std::uint32_t index, Picoseconds work, double memory_bound_share) {
   const Picoseconds now = Platform::now();
   run_.slowdown().start(
-      run_.program_index(rank_, channel_), index, rank_, work, now,
+      run_.program_index(rank_, channel_), index, rank_, work, memory_bound_share, now,
       [&](Picoseconds end, std::uint32_t slot, std::uint32_t generation) {
         run_.own_slot(slot, this);
         local_.push_back(LocalWork{Platform::clock() + Platform::work_seconds(end - now),
@@ -234,7 +234,7 @@ void Program::begin(Slot& step, std::uint32_t index) {
   } else if (step.kind == StepKind::compute) {
     // A modelled duration: no per-step overhead on top (the workload model includes it).
     if (run_.slows(channel_) && step.bytes > 0)
-      start_slowed(index, static_cast<Picoseconds>(step.bytes));
+      start_slowed(index, static_cast<Picoseconds>(step.bytes), step.memory_bound_share);
     else
       execute(static_cast<Picoseconds>(step.bytes), InFlight{index, Phase::local, nullptr, 0});
   } else {

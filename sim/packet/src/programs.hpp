@@ -27,13 +27,16 @@ struct Slot {
   coll::Buffer dst_buffer = coll::Buffer::output;
   std::uint64_t dst_offset = 0; // a receive's position in its output buffer (by_offset)
   std::uint8_t protocol = 0;    // Step::protocol
+  float memory_bound_share = 0; // a compute step's (Step; a float, as every engine keeps it)
 
   static Slot of(const coll::Step& step, Picoseconds start) {
     const std::uint64_t bytes = step.kind == coll::StepKind::compute
                                     ? static_cast<std::uint64_t>(checked_ps(step.param))
                                     : step.bytes;
-    return Slot{bytes,           start,           step.peer,    step.kind,
-                step.dst.buffer, step.dst.offset, step.protocol};
+    return Slot{bytes,           start,
+                step.peer,       step.kind,
+                step.dst.buffer, step.dst.offset,
+                step.protocol,   static_cast<float>(step.memory_bound_share)};
   }
   bool is_send() const { return kind == coll::StepKind::send; }
   bool is_receive() const {

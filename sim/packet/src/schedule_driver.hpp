@@ -226,7 +226,7 @@ private:
       else if (channel != net().options.compute_channel)
         net().events.push(net().now + time, Event::compute_done(ref.program, ref.index));
       else
-        slowdown_->start(ref.program, ref.index, rank, time, net().now,
+        slowdown_->start(ref.program, ref.index, rank, time, step.memory_bound_share, net().now,
                          [&](Picoseconds end, std::uint32_t id, std::uint32_t g) {
                            net().events.push(end, Event::slowed_done(id, g));
                          });

@@ -92,8 +92,9 @@ TEST_CASE("flow compute slowdown: partial overlap gives the piecewise time") {
 
 TEST_CASE("flow compute slowdown: the same compute times as the analytic engine, and the same "
           "answer twice") {
-  for (const Schedule& schedule : {overlap(1, 16, 20'000), overlap(4, 8, 300'000, 2'000'000),
-                                   overlap(2, 24, 50'000, 500'000)}) {
+  for (const Schedule& schedule :
+       {overlap(1, 16, 20'000), overlap(4, 8, 300'000, 2'000'000), overlap(2, 24, 50'000, 500'000),
+        overlap(1, 16, 20'000, 0, 1.0), overlap(4, 8, 300'000, 2'000'000, 0.3)}) {
     const topo::Topology topology = pair_of("H200");
     topo::Router router(topology);
     AnalyticOptions options;

@@ -97,6 +97,10 @@ struct Step {
                            // compute: duration in picoseconds (an integral value);
                            // switch steps: members in the group (an integer >= 2)
   std::array<std::uint32_t, kMaxStepDeps> deps{}; // deps[dep_count..] stay zero
+  // compute: the share of its duration (0..1) spent in memory-bound kernels (norms,
+  // elementwise, casts, their launch gaps), which communication kernels beside it slow far less
+  // than tensor-core GEMMs (sim/compute_slowdown.hpp); 0: all GEMM-like. Other kinds: 0.
+  double memory_bound_share = 0;
 
   bool is_send() const { return kind == StepKind::send; }
   bool is_receive() const { return kind == StepKind::recv || kind == StepKind::recv_reduce; }

@@ -199,12 +199,13 @@ enum class LlmOpKind : std::uint8_t {
 
 struct LlmOp {
   LlmOpKind kind = LlmOpKind::compute;
-  bool forward_dir = true;  // pp: activations forward (true) or gradients backward
-  Picoseconds duration = 0; // compute, optimizer
-  int collective = -1;      // tp, ep, dp, tp_launch: index into LlmPlan::collectives;
-                            // dp_wait: a dp op's index among the stage's dp ops
-  int part = -1;            // tp_wait: the receive waited for (-1: the collective's end)
-  std::uint64_t bytes = 0;  // pp: message bytes
+  bool forward_dir = true;       // pp: activations forward (true) or gradients backward
+  Picoseconds duration = 0;      // compute, optimizer
+  int collective = -1;           // tp, ep, dp, tp_launch: index into LlmPlan::collectives;
+                                 // dp_wait: a dp op's index among the stage's dp ops
+  int part = -1;                 // tp_wait: the receive waited for (-1: the collective's end)
+  std::uint64_t bytes = 0;       // pp: message bytes
+  double memory_bound_share = 0; // compute, optimizer: of the duration (coll::Step's)
 };
 
 // One kind of collective the iteration runs (many times), on a group of the job's ranks.

@@ -155,6 +155,10 @@ struct ComputeStep {
   // >= 0: a zero-duration marker that waits for the end of model-parallel exchange number
   // `wait_exchange` (JobPlan::exchange_collective) before the next layer may run.
   int wait_exchange = -1;
+  // The share of its time in memory-bound kernels (coll::Step::memory_bound_share): 1 for
+  // norms, embedding lookups, pooling, elementwise layers and the optimizer, 0 for
+  // convolutions, linear layers and attention (tensor-core work).
+  double memory_bound_share = 0;
 };
 struct ComputeProfile {
   std::vector<ComputeStep> steps; // all accumulation steps, then the optimizer is appended

@@ -6,11 +6,11 @@
 // (coll::Protocol::blocks_per_program) on its rank's GPU from the start of one of its
 // communication steps (a send, receive, switch or local step: NCCL's kernel is resident while it
 // waits for data too) until no such step of it is in flight. A compute step on the compute
-// stream progresses at 1 / compute_slowdown(blocks on its rank, the GPU's SMs) of its rate: its
-// remaining work is kept in picoseconds of unslowed time, and whenever its rank's blocks change
-// its end is recomputed (a piecewise-constant rate). Changes are applied once per simulated
-// instant (apply_changes), so a channel that ends a step and starts its next one at the same
-// instant does not reschedule anything.
+// stream progresses at 1 / compute_slowdown(blocks on its rank, the GPU's SMs, its memory-bound
+// share) of its rate: its remaining work is kept in picoseconds of unslowed time, and whenever its
+// rank's blocks change its end is recomputed (a piecewise-constant rate). Changes are applied once
+// per simulated instant (apply_changes), so a channel that ends a step and starts its next one at
+// the same instant does not reschedule anything.
 //
 // Blocks are summed in fixed point (1/4096 of a block) so that a rank whose channels all went
 // idle is back at exactly 0 whatever the order of the sums.
@@ -59,11 +59,12 @@ public:
     held_[p] = 0;
   }
 
-  // A compute step (program, index) of `rank` taking `duration` unslowed starts at `now`;
-  // `schedule(time, slot, generation)` is called with its end.
+  // A compute step (program, index) of `rank` taking `duration` unslowed, `memory_bound_share`
+  // of it in memory-bound kernels (coll::Step), starts at `now`; `schedule(time, slot,
+  // generation)` is called with its end.
   template <class Schedule>
   void start(std::uint32_t program, std::uint32_t index, std::int32_t rank, Picoseconds duration,
-             Picoseconds now, Schedule&& schedule) {
+             double memory_bound_share, Picoseconds now, Schedule&& schedule) {
     std::uint32_t id = 0;
     if (free_.empty()) {
       id = static_cast<std::uint32_t>(slots_.size());
@@ -78,7 +79,8 @@ public:
     slot.rank = rank;
     slot.remaining = static_cast<double>(duration);
     slot.since = now;
-    slot.slowdown = slowdown_of(rank);
+    slot.memory_bound_share = memory_bound_share;
+    slot.slowdown = slowdown_of(rank).of(memory_bound_share);
     slot.position = static_cast<std::uint32_t>(slots_of_rank_[rank_index(rank)].size());
     slots_of_rank_[rank_index(rank)].push_back(id);
     schedule(end_of(slot), id, ++slot.generation);
@@ -106,9 +108,10 @@ public:
   template <class Schedule> void apply_changes(Picoseconds now, Schedule&& schedule) {
     for (const std::int32_t rank : changed_) {
       dirty_[rank_index(rank)] = 0;
-      const double slowdown = slowdown_of(rank);
+      const RankSlowdown rank_slowdown = slowdown_of(rank);
       for (const std::uint32_t id : slots_of_rank_[rank_index(rank)]) {
         Slot& slot = slots_[id];
+        const double slowdown = rank_slowdown.of(slot.memory_bound_share);
         if (slot.slowdown == slowdown) continue;
         slot.remaining -= static_cast<double>(now - slot.since) / slot.slowdown;
         if (slot.remaining < 0) slot.remaining = 0;
@@ -132,12 +135,13 @@ private:
     double remaining = 0; // picoseconds of unslowed work left at `since`
     Picoseconds since = 0;
     double slowdown = 1;
+    double memory_bound_share = 0; // of the step's time (coll::Step::memory_bound_share)
   };
 
   static std::size_t rank_index(std::int32_t rank) { return static_cast<std::size_t>(rank); }
-  double slowdown_of(std::int32_t rank) const {
-    return compute_slowdown(static_cast<double>(blocks_[rank_index(rank)]) / kScale,
-                            sms_[rank_index(rank)]);
+  RankSlowdown slowdown_of(std::int32_t rank) const {
+    return rank_slowdown(static_cast<double>(blocks_[rank_index(rank)]) / kScale,
+                         sms_[rank_index(rank)]);
   }
   static Picoseconds end_of(const Slot& slot) {
     return slot.since + static_cast<Picoseconds>(std::llround(slot.remaining * slot.slowdown));
