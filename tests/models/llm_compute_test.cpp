@@ -167,7 +167,7 @@ TEST_CASE("llm compute: FP8 training adds Transformer Engine's casts and transpo
 TEST_CASE("llm compute: a block's memory-bound kernels are a share of its time, FP8 adds casts") {
   LlmSpec spec = reference_layer("4096");
   const BlockTimes bf16 = llm_block_times(spec, 0);
-  for (const auto [memory, total] :
+  for (const auto& [memory, total] :
        {std::pair{bf16.attention_forward_memory, bf16.attention_forward},
         {bf16.attention_backward_memory, bf16.attention_backward},
         {bf16.ffn_forward_memory, bf16.ffn_forward},
