@@ -459,7 +459,7 @@ private:
   void flush(std::uint32_t id) {
     const Transfer& transfer = transfers_[id];
     const Picoseconds flushed = proxies_.flush(static_cast<std::size_t>(transfer.recv_rank), now_,
-                                               protocols_[transfer.protocol], true);
+                                               protocols_[transfer.protocol].net_flush);
     schedule(transfer.recv_reduce ? flushed + reduce_time(transfer) : flushed,
              Event{EventKind::reduce_done, id, 0});
   }

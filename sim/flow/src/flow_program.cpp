@@ -281,7 +281,7 @@ std::optional<Picoseconds> Program::after_flush(Channel& channel, std::uint64_t 
     flushed = it->second;
     channel.flushed.erase(it);
   } else {
-    flushed = run_.proxies().flush(static_cast<std::size_t>(receiver), now, cost, true);
+    flushed = run_.proxies().flush(static_cast<std::size_t>(receiver), now, cost.net_flush);
     channel.flushed.emplace(sequence, flushed);
   }
   const Picoseconds reduce =

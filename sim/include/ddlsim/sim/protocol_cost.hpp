@@ -122,14 +122,9 @@ public:
     free_at = std::max(now, free_at) + cost.net_post;
     return free_at;
   }
-  // A transfer to `receiver` that arrived at `now` under `cost`: `now` if it needs no flush, else
-  // when the receiver's proxy has flushed it (the flush queues with that proxy's posts).
-  Picoseconds flush(std::size_t receiver, Picoseconds now, const ProtocolCost& cost,
-                    bool crosses_network) {
-    if (!cost.flushes(crosses_network)) return now;
-    return flush(receiver, now, cost.net_flush);
-  }
-  // The same with the flush's time given (> 0).
+  // A transfer to `receiver` that arrived at `now` and needs a flush of `flush_time` (> 0,
+  // ProtocolCost::flushes): when the receiver's proxy has flushed it (the flush queues with that
+  // proxy's posts).
   Picoseconds flush(std::size_t receiver, Picoseconds now, Picoseconds flush_time) {
     Picoseconds& free_at = free_at_[receiver];
     free_at = std::max(now, free_at) + flush_time;
