@@ -7,7 +7,6 @@
 
 #include "ddlsim/collectives/schedule.hpp"
 #include "ddlsim/core/sim_time.hpp"
-#include "ddlsim/sim/event_queue.hpp"
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "ddlsim/topologies/ecmp.hpp"
 #include "ddlsim/topologies/router.hpp"
@@ -16,6 +15,7 @@
 #include "packet_pool.hpp"
 #include "port.hpp"
 #include "transport.hpp"
+#include "window_queue.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -39,7 +39,7 @@ struct Network {
         rng(topo::mix64(options_in.seed ^ 0x5eed5eedull)) {}
 
   // The message bytes a packet carries: a data packet's size less its header (not stored, so
-  // that a packet stays 48 bytes).
+  // that a packet stays one cache line).
   std::uint32_t payload_of(const Packet& packet) const {
     return packet.kind == PacketKind::data ? packet.bytes - spec.header_bytes : 0;
   }
@@ -51,7 +51,7 @@ struct Network {
   const PacketEngineSpec& spec;
   const SwitchSpec& sw;
   std::uint64_t rng; // spraying, adaptive routing's ties
-  EventQueue<Event> events;
+  WindowQueue<Event> events;
   Picoseconds now = 0;
   PacketPool pool;
   Ports ports; // one per directed link, indexed by its LinkId
@@ -59,6 +59,10 @@ struct Network {
   // path back through these. Apart from the ports (52 KiB at 1,024 GPUs, where the ports are
   // 5 MiB) so that finding an ACK's next port does not load the forward port too.
   std::vector<std::uint32_t> reverse_of;
+  // Port::lossless per port, apart from the ports for the same reason: a packet starting to
+  // cross a link checks whether its next port gives credit; a switch port does not, and is not
+  // loaded then.
+  std::vector<std::uint8_t> lossless;
   std::vector<Message> messages;   // indexed by message id; free ids are reused
   Picoseconds last_completion = 0; // when the last step completed
   Picoseconds last_tx_end = 0;     // when the last packet left its port

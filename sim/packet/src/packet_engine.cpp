@@ -49,6 +49,7 @@ public:
       if (net.events.next_time() != net.now && driver().apply_slowdowns()) continue;
       net.now = net.events.next_time();
       const Event event = net.events.pop();
+      prefetch_ahead();
       if (++net.result.events % kProgressInterval == 0 && net.options.progress &&
           !net.options.progress(net.now, net.result.events))
         stopped = true;
@@ -73,6 +74,18 @@ public:
   ScheduleDriver<PacketRun>& driver() { return *this; }
 
 private:
+  // An arrival's packet, and the port it arrives at, were last touched when the packet left its
+  // previous port (thousands of events ago at 1,024 GPUs): fetching both a few events ahead
+  // overlaps those misses with the handlers before it. A hint only: the order is the queue's.
+  void prefetch_ahead() {
+    constexpr std::size_t kDistance = 4;
+    const Event* soon = network().events.ahead(kDistance);
+    if (soon == nullptr || soon->kind != EventKind::arrive) return;
+    __builtin_prefetch(&network().pool[soon->arrive.packet]);
+    if (soon->arrive.next_port != kNil)
+      __builtin_prefetch(&network().ports[soon->arrive.next_port]);
+  }
+
   void handle(const Event& event) {
     Network& net = network();
     switch (event.kind) {

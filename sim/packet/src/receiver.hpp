@@ -177,6 +177,8 @@ private:
     packet.priority = 0;
     packet.flags = flags;
     packet.reverse = true;
+    packet.hops = static_cast<std::uint16_t>(hops);
+    packet.links = path;
     ++net().messages[message_id].alive;
     ++net().result.control_packets;
     enqueue(net().ports[packet.port], net().pool, id);

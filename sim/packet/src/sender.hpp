@@ -338,6 +338,14 @@ private:
     }
     if (spec.load_balancing != LoadBalancing::adaptive)
       packet.path_hi = static_cast<std::uint16_t>(packet.path_lo + 1);
+    if (packet.path_hi - packet.path_lo == 1) {
+      std::size_t hops = 0;
+      packet.links = m.links(packet.path_lo, hops);
+      packet.hops = static_cast<std::uint16_t>(hops);
+    } else {
+      packet.links = nullptr;
+      packet.hops = 0;
+    }
     ++m.alive;
     if (m.rate < m.line_rate) engine().congestion().on_send(m, packet.bytes);
     if (!spec.transport.reliable) {

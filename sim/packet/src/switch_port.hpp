@@ -28,6 +28,7 @@ public:
     Ports& ports = net().ports;
     ports.resize(topology.link_count());
     net().reverse_of.resize(topology.link_count());
+    net().lossless.resize(topology.link_count());
     for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
       const topo::Link& link = topology.link(id);
       Port& port = ports[id];
@@ -44,6 +45,7 @@ public:
         port.lossless = true;
         port.limit = spec.node_buffer_bytes;
       }
+      net().lossless[id] = port.lossless ? 1 : 0;
       if (sw.pfc.enabled && topology.vertex(link.dst).kind == topo::VertexKind::network_switch) {
         // The next switch's ingress thresholds for this link.
         port.xoff = sw.pfc.xoff_bytes > 0 ? sw.pfc.xoff_bytes : sw.buffer_bytes / 4;
@@ -108,8 +110,9 @@ public:
     if (packet.next_port == kNil) packet.next_port = choose_next_port(packet);
     const std::uint32_t next = packet.next_port;
     const bool known = next < kChooseOnArrival; // a port (not the GPU, not chosen later)
+    const bool credit = known && net().lossless[next] != 0;
     const std::uint32_t charge = packet.kind == PacketKind::data ? packet.bytes : 0;
-    if (known && ports[next].lossless && !ports[next].fits(charge)) {
+    if (credit && !ports[next].fits(charge)) {
       if (!queued) enqueue(port, pool, id);
       port.blocked = true;
       port.next_waiter = kNil;
@@ -126,7 +129,7 @@ public:
       if (packet.kind == PacketKind::data) pool_remove(port, packet.bytes);
       release_ingress(packet);
     }
-    if (known && ports[next].lossless) ports[next].reserved += charge;
+    if (credit) ports[next].reserved += charge;
     port.free_at = now + port.serialization(packet.bytes);
     net().last_tx_end = std::max(net().last_tx_end, port.free_at);
     port.tx_bytes += packet.bytes;
@@ -317,6 +320,12 @@ private:
   // open: inside a server (a GPU or NIC picking among its links) by the queues now; at a switch
   // kChooseOnArrival, the switch picks when the packet arrives (choose_on_arrival).
   std::uint32_t choose_next_port(Packet& packet) {
+    if (packet.links != nullptr) { // one path: its own links
+      if (packet.reverse)
+        return packet.hop == 0 ? kNil : net().reverse_of[packet.links[packet.hop - 1u]];
+      const auto hop = static_cast<std::uint16_t>(packet.hop + 1);
+      return hop >= packet.hops ? kNil : packet.links[hop];
+    }
     const Message& m = net().messages[packet.transfer];
     std::size_t hops = 0;
     const topo::LinkId* path = m.links(packet.path_lo, hops);
