@@ -15,7 +15,7 @@
 #include "packet_pool.hpp"
 #include "port.hpp"
 #include "transport.hpp"
-#include "window_queue.hpp"
+#include "delay_queue.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -51,7 +51,7 @@ struct Network {
   const PacketEngineSpec& spec;
   const SwitchSpec& sw;
   std::uint64_t rng; // spraying, adaptive routing's ties
-  WindowQueue<Event> events;
+  DelayQueue<Event> events;
   Picoseconds now = 0;
   PacketPool pool;
   Ports ports; // one per directed link, indexed by its LinkId
