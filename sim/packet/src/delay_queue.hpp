@@ -58,7 +58,9 @@ public:
   std::size_t size() const { return size_; }
 
   // The earliest time (the queue must not be empty).
-  Picoseconds next_time() const { return from_others() ? others_.front().time : heads_.front().time; }
+  Picoseconds next_time() const {
+    return from_others() ? others_.front().time : heads_.front().time;
+  }
 
   // Removes the earliest event; its time is next_time() before the call.
   Payload pop() {
@@ -96,6 +98,7 @@ public:
 private:
   static constexpr int kFifoBits = 6;
   static constexpr std::size_t kFifos = std::size_t{1} << kFifoBits;
+  static constexpr std::size_t kPrefetchEntries = 8; // four cache lines of 32-byte entries
 
   struct Entry {
     Picoseconds time;
@@ -127,6 +130,8 @@ private:
       ++count_;
     }
     Entry pop() {
+      // A run is read in order but 64 of them interleave: fetch a few lines ahead of this one.
+      __builtin_prefetch(&ring_[(first_ + kPrefetchEntries) & mask_]);
       const Entry entry = ring_[first_];
       first_ = (first_ + 1) & mask_;
       --count_;
@@ -170,11 +175,11 @@ private:
   }
 
   std::array<Fifo, kFifos> fifos_{};
-  std::vector<Head> heads_;    // a heap of the non-empty runs by their first (time, insertion)
-  std::vector<Entry> others_;  // a heap of the events that fit no run
-  std::uint64_t pushed_ = 0;   // insertion numbers
+  std::vector<Head> heads_;   // a heap of the non-empty runs by their first (time, insertion)
+  std::vector<Entry> others_; // a heap of the events that fit no run
+  std::uint64_t pushed_ = 0;  // insertion numbers
   std::size_t size_ = 0;
-  Picoseconds popped_ = 0;     // the time of the last event popped
+  Picoseconds popped_ = 0; // the time of the last event popped
   Later later_;
 };
 

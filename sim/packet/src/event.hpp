@@ -1,4 +1,4 @@
-// The packet engine's events: a kind and a typed payload with named fields per kind, 12 bytes,
+// The packet engine's events: a kind and a typed payload with named fields per kind, 16 bytes,
 // so that the queue stays small and the engine's loop dispatches with one switch (no virtual
 // call per event). Each element schedules its own kinds through the named constructors.
 #pragma once
@@ -28,6 +28,9 @@ struct PortEvent {
 struct ArriveEvent {
   std::uint32_t packet;
   std::uint32_t next_port; // the port it arrives at (kNil: its destination GPU); a prefetch hint
+  // The port after that when it gives credit (kNil otherwise): the packet, sent on at once,
+  // checks its room. A prefetch hint.
+  std::uint32_t credit_port;
 };
 struct StepEvent {
   std::uint32_t program;
@@ -60,10 +63,10 @@ struct Event {
 
   static Event tx_done(std::uint32_t port) { return of(EventKind::tx_done, PortEvent{port}); }
   static Event pace(std::uint32_t port) { return of(EventKind::pace, PortEvent{port}); }
-  static Event arrival(std::uint32_t packet, std::uint32_t next_port) {
+  static Event arrival(std::uint32_t packet, std::uint32_t next_port, std::uint32_t credit_port) {
     Event event;
     event.kind = EventKind::arrive;
-    event.arrive = ArriveEvent{packet, next_port};
+    event.arrive = ArriveEvent{packet, next_port, credit_port};
     return event;
   }
   static Event local_done(std::uint32_t program, std::uint32_t index) {
@@ -124,6 +127,6 @@ private:
   }
 };
 
-static_assert(sizeof(Event) == 12);
+static_assert(sizeof(Event) == 16); // a queue entry (time, insertion, event) stays 32 bytes
 
 } // namespace ddlsim::sim::packet

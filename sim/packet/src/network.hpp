@@ -11,11 +11,11 @@
 #include "ddlsim/topologies/ecmp.hpp"
 #include "ddlsim/topologies/router.hpp"
 #include "ddlsim/topologies/topology.hpp"
+#include "delay_queue.hpp"
 #include "event.hpp"
 #include "packet_pool.hpp"
 #include "port.hpp"
 #include "transport.hpp"
-#include "delay_queue.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -133,7 +133,9 @@ public:
     port.free_at = now + port.serialization(packet.bytes);
     net().last_tx_end = std::max(net().last_tx_end, port.free_at);
     port.tx_bytes += packet.bytes;
-    net().events.push(port.free_at + port.latency, Event::arrival(id, known ? next : kNil));
+    net().events.push(
+        port.free_at + port.latency,
+        Event::arrival(id, known ? next : kNil, known ? credit_port_after(packet) : kNil));
     if (port.has_queued() || port.sources != kNil) { // none is pending (checked above)
       port.tx_pending = true;
       net().events.push(port.free_at, Event::tx_done(port_id));
@@ -338,6 +340,22 @@ private:
                           net().rng);
     }
     return path[hop];
+  }
+
+  // The port after the one `packet` is about to cross towards when that one gives credit, or
+  // kNil (a switch port, the GPU, or not known yet): a prefetch hint for the arrival.
+  std::uint32_t credit_port_after(const Packet& packet) const {
+    if (packet.links == nullptr) return kNil;
+    std::uint32_t after;
+    if (packet.reverse) {
+      if (packet.hop < 2) return kNil;
+      after = net().reverse_of[packet.links[packet.hop - 2u]];
+    } else {
+      const std::uint32_t hop = packet.hop + 2u;
+      if (hop >= packet.hops) return kNil;
+      after = packet.links[hop];
+    }
+    return net().lossless[after] != 0 ? after : kNil;
   }
 
   // Adaptive routing at a switch: the packet that just arrived takes, among the egress ports of
