@@ -124,6 +124,10 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
                      "dcqcn reacts to ECN marks, but switch.ecn_threshold_bytes is 0 (never "
                      "mark); set it, e.g. \"ecn_threshold_bytes\": \"100KiB\"");
   if (auto v = object.optional("rto_us")) spec.rto = ns_to_ps(v->positive_number(1e9) * 1e3);
+  if (auto v = object.optional("rto_min_us")) {
+    if (!spec.reliable) v->fail("rto_min_us only applies to a reliable transport");
+    spec.rto_min = ns_to_ps(v->positive_number(1e9) * 1e3);
+  }
   if (auto v = object.optional("initial_window_packets"))
     spec.initial_window_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 24));
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);

@@ -86,6 +86,13 @@ struct Message {
   Picoseconds last_progress = 0;
   std::uint32_t timer_generation = 0;
   bool timer_armed = false;
+  // Estimated timer (TransportSpec::rto_min > 0): its sender-receiver pair's estimate, the
+  // packet being timed (kNil: none) and when it left, and the expiries since the last sample
+  // (each doubles the RTO).
+  std::uint32_t rtt_pair = 0;
+  std::uint32_t timed_seq = 0xffffffffu;
+  Picoseconds timed_at = 0;
+  std::uint32_t backoffs = 0;
   // dctcp
   double cwnd = 0;
   double alpha = 1;
