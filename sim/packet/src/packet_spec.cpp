@@ -169,6 +169,12 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
     if (spec.magnitude_top_fraction <= 0 || spec.magnitude_top_fraction >= 1)
       v->fail("expected a share strictly between 0 and 1");
   }
+  if (auto v = object.optional("magnitude_profile")) {
+    if (spec.priority_rule != TransportSpec::PriorityRule::by_magnitude)
+      v->fail("magnitude_profile only applies with \"priority\": \"by_magnitude\"");
+    for (const JsonValue& scale : v->array(1, 4096))
+      spec.magnitude_profile.push_back(scale.positive_number(1e300));
+  }
   if (spec.congestion_control == CongestionControl::dctcp && !spec.reliable)
     throw InputError(object.child_path("congestion_control"),
                      "dctcp needs ACKs: set \"reliable\": true or use \"none\"");

@@ -11,6 +11,7 @@
 #include "congestion_control.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "load_balancer.hpp"
+#include "magnitude_profile.hpp"
 #include "network.hpp"
 
 #include <algorithm>
@@ -44,6 +45,10 @@ struct MessageSetup {
   Picoseconds post_wait = 0; // until its sender's proxy has posted it (ProxyPosts), before both
   std::uint16_t channel = 0;
   std::uint8_t priority = 0;
+  // by_magnitude: where the receive's first and last bytes lie in its buffer, as shares of the
+  // buffer read as by_layer reads it (0 = the buffer's end, so from > to); 0 to 1 when unknown.
+  double span_from = 0;
+  double span_to = 1;
   const std::vector<topo::Path>* paths = nullptr; // non-empty
 };
 
@@ -132,11 +137,7 @@ public:
            {std::uint64_t(std::uint32_t(setup.send_rank)), std::uint64_t(setup.send.program),
             std::uint64_t(setup.send.index)})
         key = mix64(key ^ part);
-      m.magnitude_key = key;
-      // f x 2^64, below 2^64 since f < 1 (packet_spec.cpp).
-      m.top_threshold =
-          static_cast<std::uint64_t>(transport.magnitude_top_fraction * 18446744073709551616.0);
-      for (std::uint32_t s = 0; s < m.packets; ++s) m.top_packets += m.top(s) ? 1 : 0;
+      mark_top_packets(m, key, setup.span_from, setup.span_to);
     }
     m.loss_timer_armed = false;
     ++m.receive_generation;
@@ -264,6 +265,16 @@ public:
   }
 
 private:
+  // by_magnitude: marks the message's top share (magnitude_profile.hpp).
+  void mark_top_packets(Message& m, std::uint64_t key, double from, double to) {
+    const TransportSpec& transport = net().spec.transport;
+    const std::vector<std::uint32_t> top = top_packets(
+        transport.magnitude_profile, transport.magnitude_top_fraction, m.packets, from, to, key);
+    m.top_bits.reset(m.packets);
+    for (const std::uint32_t seq : top) m.top_bits.set(seq);
+    m.top_packets = static_cast<std::uint32_t>(top.size());
+  }
+
   // A sender-receiver pair's round-trip estimate (RFC 6298); srtt < 0 until its first sample.
   struct RttEstimate {
     Picoseconds srtt = -1;

@@ -63,12 +63,10 @@ struct Message {
   std::uint32_t port = 0;    // the source port (first link)
   std::uint8_t priority = 0; // by_magnitude: the class of the packets not in its top share
   bool droppable = false;
-  // by_magnitude: a packet is in the top share (class 0, never droppable) when the hash of this
-  // key and its index falls under top_threshold (magnitude_top_fraction x 2^64); the receiver
-  // waits for all top_packets of them.
+  // by_magnitude: the packets in the top share (class 0, never droppable; sender.hpp,
+  // mark_top_packets); the receiver waits for all top_packets of them.
   bool by_magnitude = false;
-  std::uint64_t magnitude_key = 0;
-  std::uint64_t top_threshold = 0;
+  Bitmap top_bits;
   std::uint32_t top_packets = 0;
   std::uint32_t top_received = 0;
   // Sender.
@@ -140,9 +138,7 @@ struct Message {
   std::uint32_t alive = 0;
 
   bool has_resend() const { return resend_head < resend.size(); }
-  bool top(std::uint32_t seq) const {
-    return by_magnitude && topo::mix64(magnitude_key ^ seq) < top_threshold;
-  }
+  bool top(std::uint32_t seq) const { return by_magnitude && top_bits.test(seq); }
   // The links of paths[index] and their count.
   const topo::LinkId* links(std::uint16_t index, std::size_t& hops) const {
     if (index == ecmp) {
