@@ -7,6 +7,7 @@
 #include "ddlsim/jobs/symmetry.hpp"
 #include "ddlsim/sim/engine.hpp"
 #include "ddlsim/topologies/cluster_spec.hpp"
+#include "job_links.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <variant>
 
 namespace ddlsim::jobs {
 namespace {
@@ -29,11 +31,12 @@ struct Live {
   double limit_end_s = kNever;
   double end_s = 0;
   double segment_from_s = 0;
+  std::vector<std::int64_t> resources; // job_resources, where groups are split by them
 };
 
-// Iteration times of groups of co-running jobs, simulated once per distinct group up to an exact
-// relabelling of the fabric (symmetry.hpp): the group is moved onto its canonical nodes, keyed
-// and simulated there.
+// Iteration times of groups of co-running jobs, simulated once per distinct group and iteration
+// count up to an exact relabelling of the fabric (symmetry.hpp): the group is moved onto its
+// canonical nodes, keyed and simulated there.
 class ContentionCache {
 public:
   ContentionCache(const Scenario& scenario, const topo::Topology& topology, topo::Router& router)
@@ -41,9 +44,23 @@ public:
         node_of_gpu_(topo::algorithm_node_of_gpu(scenario.topology)),
         symmetry_(topology, router, node_of_gpu_) {}
 
-  // The iteration time of each member of `group` ((template, gpus) per job) running together.
+  // The iterations a group of `jobs` that share links runs. A job alone runs until its iteration
+  // time settles, as a training workload does. In a group the jobs iterate independently and
+  // each reports its last iteration, so once the quickest has run its iterations the others run
+  // on with less competition: more iterations measure them nearer to alone, not nearer to their
+  // shared steady state (the settling test then passes on a job running alone). A group runs
+  // the engine's kSettleIterations (one iteration from an idle start, one from a running start),
+  // the fewest with a steady-state iteration and the most overlap of the group's jobs.
+  int iterations(std::size_t jobs) const {
+    const int given = scenario_.workload.job_trace.iterations_simulated;
+    if (given == 0 && jobs > 1) return sim::kSettleIterations;
+    return given;
+  }
+
+  // The iteration time of each member of `group` ((template, gpus) per job) running together
+  // for `iterations` (as iterations(n) gives for the group of n they belong to).
   std::vector<double>
-  times(const std::vector<std::pair<std::size_t, const std::vector<int>*>>& group) {
+  times(const std::vector<std::pair<std::size_t, const std::vector<int>*>>& group, int iterations) {
     std::vector<const std::vector<int>*> placements;
     for (const auto& [t, gpus] : group) placements.push_back(gpus);
     std::optional<std::vector<std::vector<int>>> moved = symmetry_.canonical(placements);
@@ -56,7 +73,7 @@ public:
       if (group[a].first != group[b].first) return group[a].first < group[b].first;
       return *placements[a] < *placements[b];
     });
-    std::vector<std::int64_t> key;
+    std::vector<std::int64_t> key{iterations};
     for (std::size_t i : order) {
       key.push_back(std::int64_t(group[i].first));
       key.push_back(std::int64_t(placements[i]->size()));
@@ -65,16 +82,7 @@ public:
     auto [it, fresh] = cache_.emplace(std::move(key), std::vector<double>{});
     if (fresh) {
       sim::TrainingIteration iteration;
-      // A job alone runs until its iteration time settles, as a training workload does. In a
-      // group the jobs iterate independently and each reports its last iteration, so once the
-      // quickest has run its iterations the others run on with less competition: more
-      // iterations measure them nearer to alone, not nearer to their shared steady state (the
-      // settling test then passes on a job running alone). A group runs the engine's
-      // kSettleIterations (one iteration from an idle start, one from a running start), the
-      // fewest with a steady-state iteration and the most overlap of the group's jobs.
-      iteration.iterations = scenario_.workload.job_trace.iterations_simulated;
-      if (iteration.iterations == 0 && group.size() > 1)
-        iteration.iterations = sim::kSettleIterations;
+      iteration.iterations = iterations;
       for (std::size_t i : order) {
         models::JobSpec job = scenario_.workload.job_trace.templates[group[i].first].job;
         job.gpus = *placements[i];
@@ -143,6 +151,10 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
   const std::unique_ptr<Placement> placement = make_placement(w.placement);
   const std::unique_ptr<QueuePolicy> queue = make_queue(w.queue);
   ContentionCache cache(scenario, topology, router);
+  // Groups split into link-disjoint sets only where that is exact: the analytic engine
+  // (job_links.hpp).
+  const bool split_by_links = options.split_by_links &&
+                              std::holds_alternative<sim::AnalyticEngineSpec>(scenario.engine.kind);
   SharedClusterResult result;
   result.cluster_gpus = view.gpus;
   for (const TraceJob& job : w.jobs) {
@@ -158,7 +170,8 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
   auto estimate = [&](const TraceJob& job) {
     double& it = estimate_iteration[job.template_index];
     if (it == 0)
-      it = cache.times({{job.template_index, &w.templates[job.template_index].job.gpus}})[0];
+      it = cache.times({{job.template_index, &w.templates[job.template_index].job.gpus}},
+                       cache.iterations(1))[0];
     double run = job.iterations > 0 ? double(job.iterations) * it : kNever;
     if (job.time_limit_seconds > 0) run = std::min(run, job.time_limit_seconds);
     return run;
@@ -189,21 +202,41 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
       }
     std::map<std::size_t, std::vector<std::size_t>> groups;
     for (std::size_t i = 0; i < running.size(); ++i) groups[find(parent, i)].push_back(i);
-    for (const auto& [root, members] : groups) {
-      std::vector<std::pair<std::size_t, const std::vector<int>*>> group;
-      for (std::size_t i : members)
-        group.emplace_back(w.jobs[running[i].job].template_index, &running[i].gpus);
-      const std::vector<double> times = cache.times(group);
-      for (std::size_t k = 0; k < members.size(); ++k) {
-        Live& live = running[members[k]];
-        if (times[k] == live.iteration_s) continue;
+    for (const auto& [root, group_members] : groups) {
+      // The group's iteration count, then its link-disjoint sets simulated apart (exact on the
+      // analytic engine: job_links.hpp), each as part of a group of this size.
+      const int iterations = cache.iterations(group_members.size());
+      std::vector<std::vector<std::size_t>> sets{{}};
+      if (split_by_links && group_members.size() > 1) {
+        std::vector<const std::vector<std::int64_t>*> resources;
+        for (std::size_t i : group_members) resources.push_back(&running[i].resources);
+        sets = resource_components(resources);
+        for (std::vector<std::size_t>& set : sets)
+          for (std::size_t& k : set) k = group_members[k];
+      } else {
+        sets.front() = group_members;
+      }
+      // Each set's times, then the members re-anchored in the group's order (as one simulation
+      // of the group would give them).
+      std::map<std::size_t, double> time_of;
+      for (const std::vector<std::size_t>& members : sets) {
+        std::vector<std::pair<std::size_t, const std::vector<int>*>> group;
+        for (std::size_t i : members)
+          group.emplace_back(w.jobs[running[i].job].template_index, &running[i].gpus);
+        const std::vector<double> times = cache.times(group, iterations);
+        for (std::size_t k = 0; k < members.size(); ++k) time_of[members[k]] = times[k];
+      }
+      for (std::size_t i : group_members) {
+        Live& live = running[i];
+        const double time = time_of.at(i);
+        if (time == live.iteration_s) continue;
         if (live.iteration_s > 0) {
           live.remaining -= (now - live.anchor_s) / live.iteration_s;
           close_segment(live, now);
         }
         live.anchor_s = now;
-        live.iteration_s = times[k];
-        live.end_s = std::min(live.limit_end_s, now + std::max(0.0, live.remaining) * times[k]);
+        live.iteration_s = time;
+        live.end_s = std::min(live.limit_end_s, now + std::max(0.0, live.remaining) * time);
       }
     }
   };
@@ -223,6 +256,7 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
     live.segment_from_s = now;
     live.remaining = job.iterations > 0 ? double(job.iterations) : kNever;
     if (job.time_limit_seconds > 0) live.limit_end_s = now + job.time_limit_seconds;
+    if (split_by_links) live.resources = job_resources(topology, router, live.gpus);
     running.push_back(std::move(live));
     busy += job.gpus;
     JobOutcome& o = result.jobs[job_index];
@@ -309,7 +343,8 @@ SharedClusterResult simulate_shared_cluster(const Scenario& scenario,
     if (!o.ended) continue; // the run stopped first: no figures
     if (o.iterations == 0) o.iterations = done[j];
     o.mean_iteration_s = o.iterations > 0 ? run[j] / o.iterations : 0;
-    o.alone_iteration_s = cache.times({{w.jobs[j].template_index, &o.placement}})[0];
+    o.alone_iteration_s =
+        cache.times({{w.jobs[j].template_index, &o.placement}}, cache.iterations(1))[0];
     std::vector<int> nodes;
     for (int r : o.placement) nodes.push_back(view.node_of_gpu[std::size_t(r)]);
     std::sort(nodes.begin(), nodes.end());

@@ -57,9 +57,26 @@ LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precisi
   return {time(layer.forward_flops, forward_bytes), time(layer.backward_flops, backward_bytes)};
 }
 
+std::string_view to_string(Optimizer optimizer) {
+  switch (optimizer) {
+  case Optimizer::sgd:
+    return "sgd";
+  case Optimizer::adam:
+    return "adam";
+  case Optimizer::lamb:
+    return "lamb";
+  }
+  return "sgd";
+}
+
 Picoseconds optimizer_time(std::uint64_t parameters, const GpuSpec& gpu, Precision precision,
-                           double speed) {
-  const double bytes = static_cast<double>(parameters) * (precision == Precision::fp16 ? 20 : 16);
+                           double speed, Optimizer optimizer) {
+  // Bytes per fp32 parameter of each optimizer's kernels (gpu.hpp names the sources).
+  const double per_parameter = optimizer == Optimizer::lamb   ? 52
+                               : optimizer == Optimizer::adam ? 28
+                                                              : 16;
+  const double bytes =
+      static_cast<double>(parameters) * (per_parameter + (precision == Precision::fp16 ? 4 : 0));
   return seconds_to_ps(bytes / (gpu.memory_bytes_per_second * gpu.memory_efficiency) / speed) +
          gpu.kernel_overhead;
 }

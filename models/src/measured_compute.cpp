@@ -231,7 +231,10 @@ std::string describe(const MeasuredCompute& compute, const Model& model) {
     const double first = compute.samples_per_second.front();
     bool same = true;
     for (double x : compute.samples_per_second) same = same && x == first;
-    return text + (same ? format_fixed(first, 1) + " samples/s" : "per GPU");
+    text += same ? format_fixed(first, 1) + " samples/s" : "per GPU";
+    if (compute.accumulation_steps > 0)
+      text += " at " + std::to_string(compute.accumulation_steps) + " accumulation steps";
+    return text;
   }
   case ComputeSource::layer_profile: {
     const LayerProfile& p = *compute.profile;

@@ -111,15 +111,24 @@ std::vector<LayerTimes> layer_times_of(const Model& model, const GpuSpec& gpu, P
   return times;
 }
 
-// Scales every step so that the program takes samples / throughput (slowed by 1/speed): the
-// roofline's proportions between layers stay, its absolute speed is the measurement's.
-void scale_to_throughput(ComputeProfile& profile, int samples, double samples_per_second) {
-  const double target = static_cast<double>(samples) / (samples_per_second * profile.speed) *
-                        static_cast<double>(kPsPerSecond);
-  Picoseconds total = 0;
-  for (const ComputeStep& step : profile.steps) total += step.duration;
-  if (total <= 0) return;
-  const double factor = target / static_cast<double>(total);
+// Scales every step so that one GPU's program takes samples / throughput (slowed by 1/speed)
+// when it runs `measured_accumulation` passes: the roofline's proportions between layers and
+// between the passes and the optimizer stay, its absolute speed is the measurement's. The job's
+// own program has `accumulation` passes and the optimizer step last.
+void scale_to_throughput(ComputeProfile& profile, int accumulation, int measured_accumulation,
+                         double samples_per_second) {
+  const double target = static_cast<double>(profile.batch) * measured_accumulation /
+                        (samples_per_second * profile.speed) * static_cast<double>(kPsPerSecond);
+  Picoseconds passes = 0;
+  for (std::size_t i = 0; i + 1 < profile.steps.size(); ++i) passes += profile.steps[i].duration;
+  const Picoseconds optimizer = profile.steps.back().duration;
+  const double measured_program =
+      measured_accumulation == accumulation
+          ? static_cast<double>(passes + optimizer)
+          : static_cast<double>(passes) / accumulation * measured_accumulation +
+                static_cast<double>(optimizer);
+  if (measured_program <= 0) return;
+  const double factor = target / measured_program;
   for (ComputeStep& step : profile.steps)
     step.duration = static_cast<Picoseconds>(std::llround(step.duration * factor));
 }
@@ -145,7 +154,8 @@ double memory_bound_share(LayerKind kind) {
 
 ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision precision, int batch,
                             double speed, int accumulation, std::pair<int, int> model_parallel,
-                            const MeasuredCompute& compute, double samples_per_second) {
+                            const MeasuredCompute& compute, double samples_per_second,
+                            Optimizer optimizer_kind) {
   ComputeProfile profile;
   profile.batch = batch;
   profile.speed = speed;
@@ -172,12 +182,14 @@ ComputeProfile make_profile(const Model& model, const GpuSpec& gpu, Precision pr
       updated +=
           std::min<std::uint64_t>(layer.parameters, static_cast<std::uint64_t>(batch) *
                                                         accumulation * layer.activation_bytes / 4);
-  Picoseconds optimizer = optimizer_time(updated, gpu, precision, speed);
+  Picoseconds optimizer = optimizer_time(updated, gpu, precision, speed, optimizer_kind);
   if (compute.source == ComputeSource::layer_profile && compute.profile->optimizer)
     optimizer = static_cast<Picoseconds>(std::llround(*compute.profile->optimizer / speed));
   profile.steps.push_back({optimizer, -1, false, accumulation - 1, -1, 1.0}); // streams its state
   if (compute.source == ComputeSource::measured_throughput)
-    scale_to_throughput(profile, batch * accumulation, samples_per_second);
+    scale_to_throughput(profile, accumulation,
+                        compute.accumulation_steps > 0 ? compute.accumulation_steps : accumulation,
+                        samples_per_second);
   for (const ComputeStep& step : profile.steps) profile.compute += step.duration;
   return profile;
 }
@@ -421,7 +433,8 @@ TrainingPlan plan_training(std::vector<JobSpec> jobs, const PlanOptions& options
       if (added)
         job.profiles.push_back(make_profile(model, spec.gpu[std::size_t(i)], spec.precision,
                                             spec.batch[std::size_t(i)], spec.speed[std::size_t(i)],
-                                            accumulation, model_parallel, spec.compute, measured));
+                                            accumulation, model_parallel, spec.compute, measured,
+                                            spec.optimizer));
       job.profile_of_gpu.push_back(it->second);
       job.samples_per_iteration += spec.batch[std::size_t(i)] * accumulation;
       const int g = spec.gpus[std::size_t(i)];

@@ -22,7 +22,7 @@ constexpr std::array kJobKeys{"name",          "model",
                               "params",        "compression",
                               "adasum",        "parameter_servers",
                               "communicate",   "compute",
-                              "seq_len"};
+                              "seq_len",       "optimizer"};
 
 struct ClusterGpus {
   std::vector<std::string> model; // per global rank
@@ -97,7 +97,12 @@ models::MeasuredCompute parse_compute(const JsonValue& value, const models::JobS
     if (auto b = object.optional("batch"))
       b->fail("\"batch\" applies to \"layer_times\"; the measured throughput is at the job's "
               "batch_per_gpu");
+    if (auto a = object.optional("accumulation_steps"))
+      compute.accumulation_steps = static_cast<int>(a->integer(1, 1 << 20));
   } else {
+    if (auto a = object.optional("accumulation_steps"))
+      a->fail("\"accumulation_steps\" applies to \"single_gpu_samples_per_second\" (the steps "
+              "of the 1-GPU run that measured it); layer times are per pass");
     compute.source = models::ComputeSource::layer_profile;
     auto loaded = std::make_shared<models::LayerProfile>(models::load_layer_profile(
         profile->non_empty_string(), base_dir, *job.model, profile->path()));
@@ -319,6 +324,12 @@ models::JobSpec parse_job(JsonObject& object, const ClusterGpus& gpus,
     job.batch = models::balanced_batches(*job.model, job.gpu, job.speed, job.precision, sum);
   }
   if (auto v = object.optional("compute")) job.compute = parse_compute(*v, job, base_dir);
+  if (auto v = object.optional("optimizer")) {
+    const std::string optimizer = v->choice(std::vector<std::string>{"sgd", "adam", "lamb"});
+    job.optimizer = optimizer == "lamb"   ? models::Optimizer::lamb
+                    : optimizer == "adam" ? models::Optimizer::adam
+                                          : models::Optimizer::sgd;
+  }
   std::optional<JsonValue> framework = object.optional("framework");
   if (framework) job.framework = parse_framework(*framework);
   std::optional<JsonValue> algorithm = object.optional("algorithm");

@@ -62,6 +62,7 @@ void FlowNetwork::place(FlowId id, double bytes, bool count_bytes) {
     link_nodes_.resize(link_nodes_.size() + path.size());
   }
   flow.placed = true;
+  flow.path_id = path_id(path);
   std::uint32_t node = flow.node_base;
   for (topo::LinkId link : path) {
     LinkState& state = links_[link];
@@ -194,14 +195,10 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
   // the bottleneck link's bandwidth is the rate, without the component search below (which
   // would find exactly this flow and these links, and give the same rate).
   if (rate_if_alone(seed, now)) return;
-  // 1. The component: links and flows reachable from `seed` through shared links. On the way,
-  //    each flow's own links (those it alone crosses) give the share heap of step 3 one entry:
-  //    the smallest (bandwidth, link) among them. An own link's share is its bandwidth until its
-  //    one flow freezes, so the first of them popped freezes the flow at it (unless a shared
-  //    link froze it first) and the others would only be popped to be thrown away.
+  // 1. The component: links and flows reachable from `seed` through shared links; each flow's
+  //    remaining bytes are brought up to now at its old rate on the way.
   component_links_.clear();
   component_flows_.clear();
-  share_heap_.clear();
   component_links_.push_back(seed);
   links_[seed].mark = epoch_;
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
@@ -212,26 +209,16 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
       component_flows_.push_back(id);
-      bool has_own = false;
-      ShareEntry own{0.0, 0};
+      settle(flow, now);
       for (topo::LinkId link : *flow.path) {
         LinkState& state = links_[link];
-        if (state.count == 1) {
-          const ShareEntry entry{state.bandwidth, link};
-          if (!has_own || entry < own) own = entry;
-          has_own = true;
-        }
         if (state.mark == epoch_) continue;
         state.mark = epoch_;
         component_links_.push_back(link);
       }
-      if (has_own) share_heap_.push_back(own);
     }
   }
-  // 2. Bring every flow's remaining bytes up to now at its old rate.
-  for (FlowId id : component_flows_) settle(flows_[id], now);
-
-  // 3. Progressive filling: repeatedly saturate the link with the smallest fair share and freeze
+  // 2. Progressive filling: repeatedly saturate the link with the smallest fair share and freeze
   //    its flows at that share. A link's share only grows as other flows freeze, so a lazy heap
   //    of (share, link) is exact: a popped entry whose share has grown is pushed back.
   if (component_flows_.size() == 1) {
@@ -246,7 +233,7 @@ void FlowNetwork::recompute_component(topo::LinkId seed, Picoseconds now) {
     }
     return;
   }
-  // The known-rates key costs a sort and a hash of every path in the component, and a large
+  // The known-rates key costs a sort and a hash of a number per flow, and a large
   // component seldom recurs with exactly the same paths: past this size the fill alone is
   // cheaper (the rates are the same either way). Measured (CPU s, ddlsim run): ByteScheduler's
   // 64 streams as parameter-server exchanges, 8 workers and 5 servers, 1.05 -> 0.59; the
@@ -268,11 +255,29 @@ void FlowNetwork::progressive_filling(Picoseconds now) {
     share_heap_.emplace_back(share, link);
     std::push_heap(share_heap_.begin(), share_heap_.end(), kSmallestShareFirst);
   };
+  // Each flow's own links (those it alone crosses) give the share heap one entry: the smallest
+  // (bandwidth, link) among them. An own link's share is its bandwidth until its one flow
+  // freezes, so the first of them popped freezes the flow at it (unless a shared link froze it
+  // first) and the others would only be popped to be thrown away. (Found here rather than in
+  // the component search: most searches end in reuse_known_rates, which needs no heap.)
+  share_heap_.clear();
+  for (const FlowId id : component_flows_) {
+    bool has_own = false;
+    ShareEntry own{0.0, 0};
+    for (const topo::LinkId link : *flows_[id].path) {
+      const LinkState& state = links_[link];
+      if (state.count != 1) continue;
+      const ShareEntry entry{state.bandwidth, link};
+      if (!has_own || entry < own) own = entry;
+      has_own = true;
+    }
+    if (has_own) share_heap_.push_back(own);
+  }
   for (topo::LinkId link : component_links_) {
     LinkState& state = links_[link];
     state.capacity_left = state.bandwidth;
     state.unfrozen = state.count;
-    // Own links (count 1) have their entries from step 1.
+    // Own links (count 1) have their entries from above.
     if (state.unfrozen > 1) share_heap_.emplace_back(state.capacity_left / state.unfrozen, link);
   }
   // The pops come in (share, link) order, whatever the heap's layout: one entry per link.
@@ -306,31 +311,34 @@ void FlowNetwork::progressive_filling(Picoseconds now) {
   }
 }
 
-std::size_t FlowNetwork::KnownRatesHash::operator()(const std::vector<topo::LinkId>& key) const {
-  // FNV-1a over the link ids (http://www.isthe.com/chongo/tech/comp/fnv/: the 64-bit offset
-  // basis and prime); any hash would give the same rates, only more or fewer hits.
+std::uint32_t FlowNetwork::path_id(const std::vector<topo::LinkId>& path) {
+  const auto at = path_id_at_.find(&path);
+  if (at != path_id_at_.end() && path_links_[at->second] == path) return at->second;
+  const auto [known, added] =
+      path_ids_.try_emplace(path, static_cast<std::uint32_t>(path_links_.size()));
+  if (added) path_links_.push_back(path);
+  path_id_at_.insert_or_assign(&path, known->second);
+  return known->second;
+}
+
+std::size_t FlowNetwork::KnownRatesHash::operator()(const std::vector<std::uint32_t>& key) const {
+  // FNV-1a over the numbers, link ids or path_id()s (http://www.isthe.com/chongo/tech/comp/fnv/:
+  // the 64-bit offset basis and prime); any hash would give the same rates, only more or fewer
+  // hits.
   std::uint64_t hash = 14695981039346656037ull;
-  for (topo::LinkId link : key) hash = (hash ^ link) * 1099511628211ull;
+  for (const std::uint32_t number : key) hash = (hash ^ number) * 1099511628211ull;
   return static_cast<std::size_t>(hash);
 }
 
 bool FlowNetwork::reuse_known_rates(Picoseconds now) {
-  // The key: the component's paths, each as its length then its links, in the order of their
-  // addresses (flows on one path are adjacent, and get the same rate). The order only decides
-  // which components count as the same; a path freed and another made at its address differs
-  // in its links, so a key never names two different multisets of paths.
+  // The key: the component's paths as path_id()s, sorted (flows on one path are adjacent, and
+  // get the same rate). Equal numbers are equal link sequences, so a key names exactly one
+  // multiset of paths, and each sorted position one path of it.
   component_paths_.clear();
-  for (FlowId id : component_flows_) component_paths_.emplace_back(flows_[id].path, id);
-  // std::less: a total order on unrelated pointers, which `<` does not promise.
-  std::sort(component_paths_.begin(), component_paths_.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return std::less<const void*>{}(a.first, b.first);
-    return a.second < b.second;
-  });
+  for (FlowId id : component_flows_) component_paths_.emplace_back(flows_[id].path_id, id);
+  std::sort(component_paths_.begin(), component_paths_.end());
   known_key_.clear();
-  for (const auto& [path, id] : component_paths_) {
-    known_key_.push_back(static_cast<topo::LinkId>(path->size()));
-    known_key_.insert(known_key_.end(), path->begin(), path->end());
-  }
+  for (const auto& entry : component_paths_) known_key_.push_back(entry.first);
   const auto known = known_rates_.find(known_key_);
   if (known == known_rates_.end()) return false;
   const std::vector<double>& rates = known->second;

@@ -57,15 +57,25 @@ int track_id(int rank, int channel) {
   return rank * 1000 + channel;
 }
 
-std::string channel_track_name(int rank, int channel) {
-  return "rank " + std::to_string(rank) + " \u00b7 channel " + std::to_string(channel);
+// "rank 3", followed by the GPU it runs on where the section knows it: "rank 3 (node1/gpu1,
+// V100-SXM2-16GB)", so a viewer shows which GPU of which node each track is.
+std::string rank_name(const TraceSection& section, int rank) {
+  std::string name = "rank " + std::to_string(rank);
+  if (rank >= 0 && std::size_t(rank) < section.rank_gpus.size() &&
+      !section.rank_gpus[std::size_t(rank)].empty())
+    name += " (" + section.rank_gpus[std::size_t(rank)] + ")";
+  return name;
+}
+
+std::string channel_track_name(const TraceSection& section, int rank, int channel) {
+  return rank_name(section, rank) + " \u00b7 channel " + std::to_string(channel);
 }
 
 void write_steps(const TraceSection& section, std::size_t pid, EventWriter& events) {
   std::set<std::pair<int, int>> tracks;
   for (const StepRecord& step : *section.steps) tracks.emplace(step.rank, step.channel);
   for (const auto& [rank, channel] : tracks)
-    events.track(pid, track_id(rank, channel), channel_track_name(rank, channel));
+    events.track(pid, track_id(rank, channel), channel_track_name(section, rank, channel));
   for (const StepRecord& step : *section.steps) {
     std::string name(coll::to_string(step.kind));
     if (step.peer >= 0)
@@ -133,7 +143,8 @@ struct Span {
 void write_collectives(const TraceSection& section, std::size_t pid, EventWriter& events) {
   const auto tracks = by_track(section);
   for (const auto& [key, steps] : tracks)
-    events.track(pid, track_id(key.first, key.second), channel_track_name(key.first, key.second));
+    events.track(pid, track_id(key.first, key.second),
+                 channel_track_name(section, key.first, key.second));
   for (const auto& [key, steps] : tracks) {
     const int tid = track_id(key.first, key.second);
     if (compute_stream(steps)) {
@@ -206,9 +217,9 @@ void write_iterations(const TraceSection& section, std::size_t pid, EventWriter&
   for (const auto& [key, steps] : tracks)
     ranks[key.first].emplace_back(compute_stream(steps), &steps);
   for (const auto& [rank, rank_tracks] : ranks) {
-    events.track(pid, track_id(rank, 0), "rank " + std::to_string(rank) + " \u00b7 iterations");
-    events.track(pid, track_id(rank, 1), "rank " + std::to_string(rank) + " \u00b7 compute");
-    events.track(pid, track_id(rank, 2), "rank " + std::to_string(rank) + " \u00b7 communication");
+    events.track(pid, track_id(rank, 0), rank_name(section, rank) + " \u00b7 iterations");
+    events.track(pid, track_id(rank, 1), rank_name(section, rank) + " \u00b7 compute");
+    events.track(pid, track_id(rank, 2), rank_name(section, rank) + " \u00b7 communication");
   }
   for (const auto& [rank, rank_tracks] : ranks) {
     // The rank's windows: its job's iterations (the last one also holds what trails it, e.g.

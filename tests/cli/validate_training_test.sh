@@ -48,14 +48,14 @@ unreadable() {
   local a
   a=$(pick dle-pytorch-resnet50v1.5)
   grep -v '^#' "$data/entries.tsv" | awk -F'\t' -v n="$a" '$1 == n' >"$work/one.tsv"
-  printf 'broken-entry\ttest-only-source\tnowhere\tresnet50\t8\t1\tfp32\t64\t1\tddp\t100\t20\tscenarios/training-corpus/no-such-file.json\n' >>"$work/one.tsv"
+  printf 'broken-entry\ttest-only-source\tnowhere\tresnet50\t8\t1\tfp32\t64\t1\tddp\t100\t20\t1\tscenarios/training-corpus/no-such-file.json\n' >>"$work/one.tsv"
   ! "$python" "$script" --ddlsim "$ddlsim" --entries "$work/one.tsv" >"$work/out" 2>"$work/err2" || return 1
   grep -q "validate-training: error: broken-entry: cannot read its scenario" "$work/err2" ||
     { cat "$work/err2"; return 1; }
   # A malformed table is refused with its file and line.
   printf 'bad\tline\n' >"$work/bad.tsv"
   ! "$python" "$script" --ddlsim "$ddlsim" --entries "$work/bad.tsv" >"$work/out" 2>"$work/err3" &&
-    grep -q "bad.tsv:1: expected 13 tab-separated fields" "$work/err3"
+    grep -q "bad.tsv:1: expected 14 tab-separated fields" "$work/err3"
 }
 check "an unreadable entry or table fails loudly" unreadable
 

@@ -128,6 +128,47 @@ TEST_CASE("a long trace costs one simulation per distinct group of co-running jo
   CHECK(r.utilisation < 0.25);
 }
 
+TEST_CASE("a group's sets of jobs sharing no link or node are simulated apart, with the same "
+          "figures") {
+  // A 12-GPU job on two nodes, and 1-GPU and 2-GPU jobs arriving beside it on its second node
+  // and on other nodes: they share its group (a node) but no link, and the 1-GPU ones no
+  // transfer at all.
+  std::string jobs = R"("jobs": [{"id": "big", "arrival_s": 0, "workload": "vgg", "gpus": 12,
+                                  "iterations": 400})";
+  for (int i = 0; i < 12; ++i)
+    jobs += R"(, {"id": "s)" + std::to_string(i) + R"(", "arrival_s": )" +
+            std::to_string(3 + 7 * i) + R"(, "workload": "resnet", "gpus": )" +
+            std::to_string(i % 3 == 2 ? 2 : 1) + R"(, "iterations": )" +
+            std::to_string(60 + 45 * (i % 4)) + "}";
+  const Scenario s = load(cluster(8, jobs + "]"));
+  const topo::Topology topology = topo::build_topology(s.topology);
+  topo::Router router(topology);
+  jobs::SharedClusterOptions whole;
+  whole.split_by_links = false;
+  const jobs::SharedClusterResult apart = jobs::simulate_shared_cluster(s, topology, router);
+  const jobs::SharedClusterResult together =
+      jobs::simulate_shared_cluster(s, topology, router, whole);
+  REQUIRE(apart.jobs.size() == together.jobs.size());
+  for (std::size_t j = 0; j < apart.jobs.size(); ++j) {
+    const jobs::JobOutcome &a = apart.jobs[j], &b = together.jobs[j];
+    INFO(a.id);
+    CHECK(a.placement == b.placement);
+    CHECK(a.start_s == b.start_s);
+    CHECK(a.end_s == b.end_s);
+    CHECK(a.mean_iteration_s == b.mean_iteration_s);
+    CHECK(a.alone_iteration_s == b.alone_iteration_s);
+  }
+  REQUIRE(apart.segments.size() == together.segments.size());
+  for (std::size_t k = 0; k < apart.segments.size(); ++k) {
+    CHECK(apart.segments[k].job == together.segments[k].job);
+    CHECK(apart.segments[k].from_s == together.segments[k].from_s);
+    CHECK(apart.segments[k].iteration_s == together.segments[k].iteration_s);
+  }
+  CHECK(apart.makespan_s == together.makespan_s);
+  // The big job's set is reused whichever small jobs run beside it.
+  CHECK(apart.simulations < together.simulations);
+}
+
 TEST_CASE("placements give the GPU count asked, on free GPUs, in the policy's shape") {
   const Scenario s = load(cluster(16, R"("jobs": [{"id": "a", "arrival_s": 0, "workload": "vgg",
                                            "gpus": 8, "iterations": 1}])"));

@@ -4,6 +4,7 @@
 // report says; both are far smaller than the step trace.
 #include "ddlsim/runner/run_report.hpp"
 #include "ddlsim/scenario/scenario.hpp"
+#include "ddlsim/topologies/builders.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -118,6 +119,29 @@ TEST_CASE("trace level: a training trace at each level names its tracks and shri
     ++checked;
   }
   CHECK(checked == 2 * ranks);
+}
+
+TEST_CASE("trace level: every rank's tracks name its GPU, node and model") {
+  // resnet50-cloud-vs-dgx.json: 16 nodes of 8 V100; rank r is GPU r % 8 of node r / 8.
+  const runner::RunReport report = training_run();
+  const Scenario scenario = load_scenario_file(DDLSIM_SCENARIO_DIR "/resnet50-cloud-vs-dgx.json");
+  const std::string model = topo::build_topology(scenario.topology).node(0).gpu_model;
+  CHECK(model.find("V100") != std::string::npos);
+  for (const sim::TraceLevel level :
+       {sim::TraceLevel::steps, sim::TraceLevel::collectives, sim::TraceLevel::iterations}) {
+    const Trace trace = written(report, level);
+    REQUIRE(!trace.names.empty());
+    std::set<int> ranks;
+    for (const auto& [track, name] : trace.names) {
+      const int rank = track.second / 1000;
+      const std::string gpu = "rank " + std::to_string(rank) + " (node" + std::to_string(rank / 8) +
+                              "/gpu" + std::to_string(rank % 8) + ", " + model + ") \u00b7 ";
+      INFO(name);
+      CHECK(name.starts_with(gpu));
+      ranks.insert(rank);
+    }
+    CHECK(ranks.size() == 128);
+  }
 }
 
 TEST_CASE("trace level: the names parse and nothing else does") {

@@ -134,3 +134,22 @@ TEST_CASE("a component of the same paths as an earlier one gets each path its ma
   CHECK(second.at(5) == 2'500'000'000);
   CHECK(second.at(6) == 3'000'000'000);
 }
+
+TEST_CASE("a path whose links change at the same address gets the rates of its new links") {
+  // Two flows of 1 MB on link 0 (1 GB/s) share it: 0.5 GB/s each, both done at 2 ms. Then the
+  // same vector, at the same address, holds link 2 (4 GB/s): two flows of 1 MB get 2 GB/s each
+  // and end 0.5 ms later. A component is known by its paths' links, never by their addresses.
+  const topo::Topology t = line({1e9, 4e9});
+  FlowNetwork network(t);
+  std::vector<topo::LinkId> path{0};
+  network.start(path, 1e6, 1, 0);
+  network.start(path, 1e6, 2, 0);
+  const auto first = finish_times(network);
+  REQUIRE(first.at(2) == 2'000'000'000);
+  path.front() = 2;
+  network.start(path, 1e6, 3, 2'000'000'000);
+  network.start(path, 1e6, 4, 2'000'000'000);
+  const auto second = finish_times(network, 2'000'000'000);
+  CHECK(second.at(3) == 2'500'000'000);
+  CHECK(second.at(4) == 2'500'000'000);
+}

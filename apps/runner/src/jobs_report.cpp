@@ -124,7 +124,8 @@ RunReport jobs_report(const Scenario& scenario, const std::string& label,
       << fixed(r.utilisation * 100, 1) << " %, mean queueing " << fixed(r.mean_queueing_s, 1)
       << " s, mean completion " << fixed(r.mean_completion_s, 1) << " s, mean slowdown "
       << fixed(r.mean_slowdown, 3) << "\n";
-  out << "# " << r.simulations << " simulations (one per distinct group of co-running jobs), "
+  out << "# " << r.simulations
+      << " simulations (one per distinct set of co-running jobs sharing links or nodes), "
       << r.events << " events\n";
   Json busy = Json::array();
   for (const auto& [t, b] : r.busy_gpus) busy.push_back({{"time_s", t}, {"busy_gpus", b}});

@@ -75,8 +75,11 @@ std::string describe_job(const models::JobSpec& job) {
   for (int b : job.batch)
     if (b != job.batch.front()) batch = "per-GPU batches";
   std::string text = job.model->name + " on " + gpus + ", " + batch + ", " +
-                     std::string(models::to_string(job.precision)) + ", " +
-                     describe_framework(job.framework);
+                     std::string(models::to_string(job.precision)) + ", ";
+  // SGD is the default and says nothing, so that reports of jobs without an optimizer stay.
+  if (job.optimizer != models::Optimizer::sgd)
+    text += std::string(models::to_string(job.optimizer)) + " optimizer, ";
+  text += describe_framework(job.framework);
   // The roofline is the default and says nothing, so that reports of jobs without a
   // measurement stay as they were.
   if (job.compute.source != models::ComputeSource::roofline)
@@ -153,6 +156,8 @@ Json to_json(const Scenario& scenario, const std::string& label,
                 {"scaling_efficiency", it.scaling_efficiency},
                 {"per_gpu", gpus}};
     if (!it.nccl_choices.empty()) job["nccl_choices"] = it.nccl_choices;
+    if (spec.optimizer != models::Optimizer::sgd)
+      job["optimizer"] = models::to_string(spec.optimizer);
     if (spec.compute.source != models::ComputeSource::roofline) {
       job["compute_source"] = models::to_string(spec.compute.source);
       job["compute_source_detail"] = models::describe(spec.compute, *spec.model);

@@ -124,6 +124,10 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
                      "dcqcn reacts to ECN marks, but switch.ecn_threshold_bytes is 0 (never "
                      "mark); set it, e.g. \"ecn_threshold_bytes\": \"100KiB\"");
   if (auto v = object.optional("rto_us")) spec.rto = ns_to_ps(v->positive_number(1e9) * 1e3);
+  if (auto v = object.optional("rto_min_us")) {
+    if (!spec.reliable) v->fail("rto_min_us only applies to a reliable transport");
+    spec.rto_min = ns_to_ps(v->positive_number(1e9) * 1e3);
+  }
   if (auto v = object.optional("initial_window_packets"))
     spec.initial_window_packets = static_cast<std::uint32_t>(v->integer(1, 1 << 24));
   if (auto v = object.optional("loss_bound")) spec.loss_bound = v->number(0, 0.5);
@@ -164,6 +168,12 @@ TransportSpec parse_transport(const JsonValue& section, const SwitchSpec& switch
     spec.magnitude_top_fraction = v->number(0, 1);
     if (spec.magnitude_top_fraction <= 0 || spec.magnitude_top_fraction >= 1)
       v->fail("expected a share strictly between 0 and 1");
+  }
+  if (auto v = object.optional("magnitude_profile")) {
+    if (spec.priority_rule != TransportSpec::PriorityRule::by_magnitude)
+      v->fail("magnitude_profile only applies with \"priority\": \"by_magnitude\"");
+    for (const JsonValue& scale : v->array(1, 4096))
+      spec.magnitude_profile.push_back(scale.positive_number(1e300));
   }
   if (spec.congestion_control == CongestionControl::dctcp && !spec.reliable)
     throw InputError(object.child_path("congestion_control"),

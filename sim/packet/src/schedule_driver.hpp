@@ -298,6 +298,17 @@ private:
     setup.net_flush = cost.flushes(crosses) ? cost.net_flush : 0;
     setup.channel = channel;
     setup.priority = priority_of(receive, channel);
+    if (net().spec.transport.priority_rule == TransportSpec::PriorityRule::by_magnitude) {
+      // Where the message lands, read as by_layer reads the buffer (0 = its end), for the
+      // magnitude profile; packet s covers the s-th slice of it.
+      const Slot& step = slot(receive);
+      const std::uint64_t size = net().schedule.buffer_bytes(dst, step.dst_buffer);
+      if (size > 0) {
+        setup.span_from = 1 - static_cast<double>(step.dst_offset) / static_cast<double>(size);
+        setup.span_to =
+            1 - static_cast<double>(step.dst_offset + receive_bytes) / static_cast<double>(size);
+      }
+    }
     setup.paths = &paths;
     engine().sender().open(setup);
   }

@@ -11,6 +11,7 @@
 #include "congestion_control.hpp"
 #include "ddlsim/core/input_error.hpp"
 #include "load_balancer.hpp"
+#include "magnitude_profile.hpp"
 #include "network.hpp"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ddlsim::sim::packet {
@@ -43,6 +45,10 @@ struct MessageSetup {
   Picoseconds post_wait = 0; // until its sender's proxy has posted it (ProxyPosts), before both
   std::uint16_t channel = 0;
   std::uint8_t priority = 0;
+  // by_magnitude: where the receive's first and last bytes lie in its buffer, as shares of the
+  // buffer read as by_layer reads it (0 = the buffer's end, so from > to); 0 to 1 when unknown.
+  double span_from = 0;
+  double span_to = 1;
   const std::vector<topo::Path>* paths = nullptr; // non-empty
 };
 
@@ -104,6 +110,16 @@ public:
     m.sender_done = false;
     m.in_list = false;
     m.timer_armed = false;
+    if (transport.rto_min > 0) {
+      const std::uint64_t pair =
+          (std::uint64_t(std::uint32_t(setup.send_rank)) << 32) | std::uint32_t(setup.recv_rank);
+      const auto [slot, added] =
+          rtt_pairs_.try_emplace(pair, static_cast<std::uint32_t>(rtt_.size()));
+      if (added) rtt_.emplace_back();
+      m.rtt_pair = slot->second;
+    }
+    m.timed_seq = kNil;
+    m.backoffs = 0;
     m.line_rate = 1e12 / net().ports[m.port].ps_per_byte;
     Congestion<Engine>::reset(m, transport);
     m.ack_log.clear();
@@ -121,11 +137,7 @@ public:
            {std::uint64_t(std::uint32_t(setup.send_rank)), std::uint64_t(setup.send.program),
             std::uint64_t(setup.send.index)})
         key = mix64(key ^ part);
-      m.magnitude_key = key;
-      // f x 2^64, below 2^64 since f < 1 (packet_spec.cpp).
-      m.top_threshold =
-          static_cast<std::uint64_t>(transport.magnitude_top_fraction * 18446744073709551616.0);
-      for (std::uint32_t s = 0; s < m.packets; ++s) m.top_packets += m.top(s) ? 1 : 0;
+      mark_top_packets(m, key, setup.span_from, setup.span_to);
     }
     m.loss_timer_armed = false;
     ++m.receive_generation;
@@ -196,17 +208,21 @@ public:
     const std::uint32_t id = timer.message;
     Message& m = net().messages[id];
     if (timer.generation != m.timer_generation || m.sender_done) return;
-    const Picoseconds rto = net().spec.transport.rto;
     const Picoseconds now = net().now;
-    if (now - m.last_progress < rto) {
+    if (const Picoseconds rto = timeout_of(m); now - m.last_progress < rto) {
       net().events.push(m.last_progress + rto, Event::timeout(id, timer.generation));
       return;
     }
     for (std::uint32_t s = 0; s < m.next_new; ++s)
       if (!m.acked_bits.test(s) && m.resend_bits.set(s)) m.resend.push_back(s);
     m.last_progress = now;
+    // RFC 6298 (5.5): back off; the timed packet is resent, so its ACK is no sample (Karn).
+    if (net().spec.transport.rto_min > 0) {
+      m.backoffs = std::min<std::uint32_t>(m.backoffs + 1, 31);
+      m.timed_seq = kNil;
+    }
     engine().congestion().on_timeout(m);
-    net().events.push(now + rto, Event::timeout(id, timer.generation));
+    net().events.push(now + timeout_of(m), Event::timeout(id, timer.generation));
     activate(id);
   }
 
@@ -249,6 +265,50 @@ public:
   }
 
 private:
+  // by_magnitude: marks the message's top share (magnitude_profile.hpp).
+  void mark_top_packets(Message& m, std::uint64_t key, double from, double to) {
+    const TransportSpec& transport = net().spec.transport;
+    const std::vector<std::uint32_t> top = top_packets(
+        transport.magnitude_profile, transport.magnitude_top_fraction, m.packets, from, to, key);
+    m.top_bits.reset(m.packets);
+    for (const std::uint32_t seq : top) m.top_bits.set(seq);
+    m.top_packets = static_cast<std::uint32_t>(top.size());
+  }
+
+  // A sender-receiver pair's round-trip estimate (RFC 6298); srtt < 0 until its first sample.
+  struct RttEstimate {
+    Picoseconds srtt = -1;
+    Picoseconds rttvar = 0;
+  };
+  // RFC 6298 (2.5): an RTO above 60 s may be capped at 60 s.
+  static constexpr Picoseconds kMaxRto = 60'000'000 * kPsPerUs;
+
+  // The retransmission timeout of message m now: the fixed rto, or its pair's estimate (the
+  // initial rto before a sample) doubled for each expiry since its last sample.
+  Picoseconds timeout_of(const Message& m) const {
+    const TransportSpec& transport = net().spec.transport;
+    if (transport.rto_min <= 0) return transport.rto;
+    const RttEstimate& e = rtt_[m.rtt_pair];
+    Picoseconds rto =
+        e.srtt < 0 ? transport.rto : std::max(transport.rto_min, e.srtt + 4 * e.rttvar);
+    for (std::uint32_t i = 0; i < m.backoffs && rto < kMaxRto; ++i) rto *= 2;
+    return std::min(rto, kMaxRto);
+  }
+
+  // RFC 6298 (2.2, 2.3): the first sample R sets SRTT = R, RTTVAR = R / 2; later ones
+  // RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|, then SRTT = 7/8 SRTT + 1/8 R.
+  void sample_rtt(Message& m, Picoseconds r) {
+    RttEstimate& e = rtt_[m.rtt_pair];
+    if (e.srtt < 0) {
+      e.srtt = r;
+      e.rttvar = r / 2;
+    } else {
+      e.rttvar = (3 * e.rttvar + (e.srtt > r ? e.srtt - r : r - e.srtt)) / 4;
+      e.srtt = (7 * e.srtt + r) / 8;
+    }
+    m.backoffs = 0;
+  }
+
   // The time to drain a full buffer at every switch hop of `path`: the most a packet can be
   // queued beyond the packets ahead of it (the default loss_timeout, packet_spec.hpp).
   Picoseconds buffer_drain_time(const topo::Path& path) const {
@@ -294,8 +354,13 @@ private:
       seq = m.resend[m.resend_head++];
       m.resend_bits.clear(seq);
       ++result.retransmissions;
+      if (seq == m.timed_seq) m.timed_seq = kNil; // Karn: a resent packet is never timed
     } else {
       seq = m.next_new++;
+      if (spec.transport.rto_min > 0 && m.timed_seq == kNil) {
+        m.timed_seq = seq;
+        m.timed_at = net().now;
+      }
     }
     const bool top = m.top(seq); // by_magnitude: one of the message's largest gradients
     const std::uint8_t priority = top ? 0 : m.priority;
@@ -353,8 +418,7 @@ private:
     } else if (!m.timer_armed) {
       m.timer_armed = true;
       m.last_progress = net().now;
-      net().events.push(net().now + spec.transport.rto,
-                        Event::timeout(message_id, m.timer_generation));
+      net().events.push(net().now + timeout_of(m), Event::timeout(message_id, m.timer_generation));
     }
     return id;
   }
@@ -363,6 +427,10 @@ private:
     if (!m.acked_bits.set(seq)) return;
     ++m.acked;
     m.last_progress = net().now;
+    if (seq == m.timed_seq) {
+      sample_rtt(m, net().now - m.timed_at);
+      m.timed_seq = kNil;
+    }
     engine().congestion().on_ack(m, marked);
   }
 
@@ -403,6 +471,8 @@ private:
   Network& net() { return engine().network(); }
   const Network& net() const { return engine().network(); }
   std::vector<std::uint32_t> free_messages_;
+  std::vector<RttEstimate> rtt_;                               // per sender-receiver pair
+  std::unordered_map<std::uint64_t, std::uint32_t> rtt_pairs_; // (send rank, recv rank) -> slot
 };
 
 } // namespace ddlsim::sim::packet

@@ -63,12 +63,10 @@ struct Message {
   std::uint32_t port = 0;    // the source port (first link)
   std::uint8_t priority = 0; // by_magnitude: the class of the packets not in its top share
   bool droppable = false;
-  // by_magnitude: a packet is in the top share (class 0, never droppable) when the hash of this
-  // key and its index falls under top_threshold (magnitude_top_fraction x 2^64); the receiver
-  // waits for all top_packets of them.
+  // by_magnitude: the packets in the top share (class 0, never droppable; sender.hpp,
+  // mark_top_packets); the receiver waits for all top_packets of them.
   bool by_magnitude = false;
-  std::uint64_t magnitude_key = 0;
-  std::uint64_t top_threshold = 0;
+  Bitmap top_bits;
   std::uint32_t top_packets = 0;
   std::uint32_t top_received = 0;
   // Sender.
@@ -86,6 +84,13 @@ struct Message {
   Picoseconds last_progress = 0;
   std::uint32_t timer_generation = 0;
   bool timer_armed = false;
+  // Estimated timer (TransportSpec::rto_min > 0): its sender-receiver pair's estimate, the
+  // packet being timed (kNil: none) and when it left, and the expiries since the last sample
+  // (each doubles the RTO).
+  std::uint32_t rtt_pair = 0;
+  std::uint32_t timed_seq = 0xffffffffu;
+  Picoseconds timed_at = 0;
+  std::uint32_t backoffs = 0;
   // dctcp
   double cwnd = 0;
   double alpha = 1;
@@ -133,9 +138,7 @@ struct Message {
   std::uint32_t alive = 0;
 
   bool has_resend() const { return resend_head < resend.size(); }
-  bool top(std::uint32_t seq) const {
-    return by_magnitude && topo::mix64(magnitude_key ^ seq) < top_threshold;
-  }
+  bool top(std::uint32_t seq) const { return by_magnitude && top_bits.test(seq); }
   // The links of paths[index] and their count.
   const topo::LinkId* links(std::uint16_t index, std::size_t& hops) const {
     if (index == ecmp) {

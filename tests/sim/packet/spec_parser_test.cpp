@@ -88,6 +88,11 @@ TEST_CASE("engine options parse with their defaults") {
       "transport": {"priority": "by_magnitude", "magnitude_top_fraction": 0.25}})");
   CHECK(magnitude.transport.priority_rule == TransportSpec::PriorityRule::by_magnitude);
   CHECK(magnitude.transport.magnitude_top_fraction == 0.25);
+  const PacketEngineSpec profiled = parse(R"({"type": "packet", "switch": {"priorities": 2},
+      "transport": {"priority": "by_magnitude", "magnitude_top_fraction": 0.25,
+                    "magnitude_profile": [1, 4], "rto_min_us": 5000}})");
+  CHECK(profiled.transport.magnitude_profile == std::vector<double>{1, 4});
+  CHECK(profiled.transport.rto_min == 5000 * kPsPerUs);
   CHECK(spec.transport.priority_rule == TransportSpec::PriorityRule::by_channel);
 }
 
@@ -135,6 +140,16 @@ TEST_CASE("bad engine options name their JSON pointer") {
   CHECK_THAT(error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude",
                                         "magnitude_top_fraction": 1}})"),
              Catch::Contains("/engine/transport/magnitude_top_fraction"));
+  CHECK_THAT(error_of(R"({"transport": {"magnitude_profile": [1, 2]}})"),
+             Catch::Contains("/engine/transport/magnitude_profile"));
+  CHECK_THAT(error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude",
+                          "magnitude_top_fraction": 0.1, "magnitude_profile": [1, 0]}})"),
+             Catch::Contains("/engine/transport/magnitude_profile/1"));
+  CHECK_THAT(error_of(R"({"switch": {"priorities": 2}, "transport": {"priority": "by_magnitude",
+                          "magnitude_top_fraction": 0.1, "magnitude_profile": []}})"),
+             Catch::Contains("/engine/transport/magnitude_profile"));
+  CHECK_THAT(error_of(R"({"transport": {"reliable": false, "rto_min_us": 5000}})"),
+             Catch::Contains("/engine/transport/rto_min_us"));
   CHECK_THAT(error_of(R"({"transport": {"reliable": false, "congestion_control": "dctcp"}})"),
              Catch::Contains("/engine/transport/congestion_control"));
   CHECK_THAT(error_of(R"({"mtu": 4096})"), Catch::Contains("mtu_bytes"));

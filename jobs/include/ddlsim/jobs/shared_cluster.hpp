@@ -8,10 +8,14 @@
 // they share, so the running jobs are split into groups that can share a link (the same node,
 // or crossing a common leaf; every leaf-crossing job meets every other where switches above
 // the leaves are shared by all, as on a 3-tier fat tree), and each group is simulated alone.
-// Results are cached per group (its jobs' workloads and GPUs, moved onto canonical nodes where
-// an exact relabelling of the fabric exists: symmetry.hpp), so a long trace costs one
-// simulation per distinct group, not per iteration or event. When the mix changes, the jobs
-// whose iteration time changed are re-anchored: their remaining work is carried at the new rate.
+// On the analytic engine a group is simulated as its sets of jobs that share links (a job on one
+// GPU, or one whose links no other job of the group uses, alone), each for the group's
+// iterations: jobs with no link in common do not meet in its fluid model, so this is exact
+// (job_links.hpp). Results are cached per set (its jobs' workloads and GPUs, moved onto canonical
+// nodes where an exact relabelling of the fabric exists: symmetry.hpp, and the iterations), so a
+// long trace costs one simulation per distinct set, not per iteration or event. When the mix
+// changes, the jobs whose iteration time changed are re-anchored: their remaining work is carried
+// at the new rate.
 #pragma once
 
 #include "ddlsim/scenario/scenario.hpp"
@@ -63,7 +67,7 @@ struct SharedClusterResult {
   double mean_queueing_s = 0;
   double mean_completion_s = 0;
   double mean_slowdown = 0;
-  std::size_t simulations = 0; // engine runs (distinct groups of co-running jobs)
+  std::size_t simulations = 0; // engine runs (distinct sets of co-running jobs sharing links)
   std::size_t events = 0;      // arrivals and ends
 };
 
@@ -71,6 +75,9 @@ struct SharedClusterOptions {
   // Called after every event with the jobs ended so far and the simulated time; false stops.
   std::function<bool(std::size_t ended, std::size_t total, double now_s, std::size_t sims)>
       progress;
+  // Simulate a group's link-disjoint sets apart (analytic engine only; job_links.hpp). The
+  // figures are the same either way; false simulates every group whole (for tests).
+  bool split_by_links = true;
 };
 
 // Runs the scenario's job_trace workload. Throws InputError when a job can never be placed (a

@@ -75,10 +75,24 @@ struct LayerTimes {
 // and the rest as fp32.
 LayerTimes layer_times(const Layer& layer, const GpuSpec& gpu, Precision precision, int batch,
                        double speed);
-// The optimizer step over `parameters` (SGD with momentum / Adam are memory-bound: about 16
-// bytes read and written per fp32 parameter, 20 with fp16 master weights). For model-parallel
-// embedding tables the caller passes only the rows a batch touches (sparse updates).
+// The optimizer whose step follows the last backward pass; its step is memory-bound, so its time
+// is the bytes it reads and writes per parameter over the GPU's memory rate (see optimizer_time).
+enum class Optimizer : std::uint8_t { sgd, adam, lamb };
+std::string_view to_string(Optimizer optimizer);
+
+// The optimizer step over `parameters`, memory-bound: the bytes read and written per fp32
+// parameter by the optimizer's kernels over the memory rate, plus 4 bytes per parameter with fp16
+// master weights (the fp16 gradient read and the fp16 copy of the weights written).
+//  sgd (the default): SGD with momentum, 16 bytes per parameter.
+//  adam: 28 bytes: apex csrc/multi_tensor_adam.cu reads gradient, weight, m and v and writes
+//        weight, m and v (7 x 4 bytes) in one fused pass.
+//  lamb: 52 bytes: apex FusedLAMB (csrc/multi_tensor_lamb.cu) reads the gradients for the global
+//        norm (4), the weights for the per-tensor weight norms (4), then stage 1 reads gradient,
+//        weight, m, v and writes the update into the gradient, m and v (28), the update norms
+//        read the update (4), and stage 2 reads update and weight and writes the weight (12).
+// For model-parallel embedding tables the caller passes only the rows a batch touches (sparse
+// updates).
 Picoseconds optimizer_time(std::uint64_t parameters, const GpuSpec& gpu, Precision precision,
-                           double speed);
+                           double speed, Optimizer optimizer = Optimizer::sgd);
 
 } // namespace ddlsim::models

@@ -8,7 +8,10 @@
 //      backward per layer, the optimizer) is scaled by one factor so that one GPU's compute time
 //      per iteration is exactly batch x accumulation steps / throughput: the roofline's
 //      proportions between layers (which decide when each gradient is ready) are kept, its
-//      absolute speed is replaced by the measurement.
+//      absolute speed is replaced by the measurement. When the 1-GPU run accumulated another
+//      number of steps than the job (NVIDIA's BERT tables measure 1 GPU at 32 accumulation
+//      steps and 32 nodes at 1), `accumulation_steps` says how many: the factor is solved at
+//      that run's steps, so the job's optimizer step weighs as often as the job runs it.
 //  layer_profile: per-layer forward and backward times from a profile, taken at `batch` samples
 //      per GPU; a GPU running another batch scales them linearly (the times are for that batch,
 //      not a model of batch size effects). Layers the profile does not name keep their roofline
@@ -56,6 +59,10 @@ struct MeasuredCompute {
   ComputeSource source = ComputeSource::roofline;
   // measured_throughput: samples/s of each GPU of the job alone (one entry per GPU).
   std::vector<double> samples_per_second;
+  // measured_throughput: the accumulation steps of the 1-GPU run that measured it (0: the job's).
+  // A run with more steps amortizes its optimizer step over more samples, so the same GPU's
+  // samples/s depends on it; the passes' time is solved from the measurement at these steps.
+  int accumulation_steps = 0;
   std::shared_ptr<const LayerProfile> profile; // layer_profile
 };
 

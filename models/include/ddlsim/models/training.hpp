@@ -111,6 +111,7 @@ struct JobSpec {
   std::vector<double> speed;    // relative speed of each (1 = the model's figures)
   std::vector<int> batch;       // samples per iteration (per accumulation step) of each
   Precision precision = Precision::fp32;
+  Optimizer optimizer = Optimizer::sgd; // its step's memory traffic (gpu.hpp optimizer_time)
   FrameworkSpec framework;
   // All-reduce generator for the gradients, or "nccl": NCCL's own choice per bucket (generator,
   // channels, pipeline chunks, protocol and per-call overhead) from `nccl`. The scenario loader

@@ -90,6 +90,7 @@ private:
     std::uint32_t frozen_mark = 0; // epoch in which progressive filling fixed its rate
     std::uint32_t node_base = 0;   // its nodes in link_nodes_: one per hop of its path
     std::uint32_t node_cap = 0;
+    std::uint32_t path_id = 0; // its path's content (path_id()), set when placed
   };
   // The flows on a link form an intrusive doubly linked list through one node per (flow, hop),
   // so that a flow leaves its links in O(1) each, without a search. The order in which a link's
@@ -120,6 +121,11 @@ private:
   // or leaves the key for remember_rates() after the fill (false).
   bool reuse_known_rates(Picoseconds now);
   void remember_rates();
+  // A number per distinct path content (equal link sequences, equal numbers), so that the key of
+  // a component is one number per flow instead of its links. Looked up by the path's address
+  // first; the address only saves the content lookup when the links there are still the ones
+  // numbered (a path freed and another made at its address is numbered by its own links).
+  std::uint32_t path_id(const std::vector<topo::LinkId>& path);
   // A hint only: brings the flows `ids`, their list nodes and links into cache before they leave.
   void prefetch_leaving(const std::vector<FlowId>& ids) const;
   // When a flow with `remaining` bytes at `now` finishes at `rate`: the one formula for it.
@@ -162,11 +168,16 @@ private:
   std::vector<ShareEntry> share_heap_;
   // Rates of components filled before, by key (see reuse_known_rates): one per path of the key.
   struct KnownRatesHash {
-    std::size_t operator()(const std::vector<topo::LinkId>& key) const;
+    std::size_t operator()(const std::vector<std::uint32_t>& key) const;
   };
-  std::unordered_map<std::vector<topo::LinkId>, std::vector<double>, KnownRatesHash> known_rates_;
-  std::vector<std::pair<const std::vector<topo::LinkId>*, FlowId>> component_paths_; // scratch
-  std::vector<topo::LinkId> known_key_;                                              // scratch
+  std::unordered_map<std::vector<std::uint32_t>, std::vector<double>, KnownRatesHash> known_rates_;
+  std::vector<std::pair<std::uint32_t, FlowId>> component_paths_; // scratch: (path_id, flow)
+  std::vector<std::uint32_t> known_key_;                          // scratch
+  // path_id(): the links of each number, the number of each content, the last number seen at
+  // each address.
+  std::vector<std::vector<topo::LinkId>> path_links_;
+  std::unordered_map<std::vector<topo::LinkId>, std::uint32_t, KnownRatesHash> path_ids_;
+  std::unordered_map<const std::vector<topo::LinkId>*, std::uint32_t> path_id_at_;
 };
 
 } // namespace ddlsim::sim

@@ -28,6 +28,9 @@ struct TraceSection {
   // last optimizer step, models::JobIteration::iteration_times summed), for TraceLevel::iterations.
   // A rank without them (or a section without them) is one span from its first step to its last.
   std::vector<std::vector<Picoseconds>> iteration_ends{};
+  // Per global rank, the GPU it runs on, e.g. "node1/gpu1, V100-SXM2-16GB", named in its
+  // tracks; a rank without one is named by its number alone.
+  std::vector<std::string> rank_gpus{};
 };
 
 // How much a trace holds. A step trace of a training iteration on a large cluster has millions

@@ -61,6 +61,9 @@ struct RunReport {
   std::string table;            // what `ddlsim run` prints before the files it writes
   Json json;                    // the --json report; null when nothing finished (see incomplete)
   std::vector<TracePart> trace; // with RunSettings::trace: one part per simulation that finished
+  // With RunSettings::trace: per global rank, the GPU it runs on ("node1/gpu1, V100-SXM2-16GB"),
+  // which names the trace's tracks.
+  std::vector<std::string> rank_gpus;
   // With RunSettings::trace, a job_trace workload: its timeline as a whole Chrome trace (jobs
   // waiting and running over hours, not steps), which write_trace writes instead of `trace`.
   Json timeline_trace;

@@ -103,6 +103,13 @@ struct TransportSpec {
   // delay (a full node buffer drains in buffer / NIC rate: 1 MiB at 25 Gb/s is 335 us), or
   // spurious timeouts resend packets that were only queued.
   Picoseconds rto = 1000 * kPsPerUs;
+  // With rto_min > 0 the timer is estimated as TCP does (RFC 6298, "Computing TCP's
+  // Retransmission Timer"): per sender-receiver pair (Linux caches it per destination,
+  // tcp_metrics), one packet of a message timed at a time and never a resent one (Karn's rule),
+  // SRTT and RTTVAR with gains 1/8 and 1/4, RTO = max(rto_min, SRTT + 4 RTTVAR), doubled at
+  // every expiry (at most 60 s) until an ACK brings a new sample. `rto` is then the initial
+  // RTO, used until the pair has its first sample. 0 (the default): `rto` is a fixed timer.
+  Picoseconds rto_min = 0;
   std::uint32_t initial_window_packets = 16; // dctcp only
   DcqcnSpec dcqcn;                           // dcqcn only
   // One ACK per this many new data packets of a message (and at once when the receive
@@ -144,6 +151,15 @@ struct TransportSpec {
   int priority = 0;
   PriorityRule priority_rule = PriorityRule::constant;
   double magnitude_top_fraction = 0; // by_magnitude only: (0, 1), no default (data-dependent)
+  // by_magnitude: the gradients' RMS magnitude over the receiver's buffer, as relative scales of
+  // equal shares of its bytes read as by_layer reads them (entry 0 is the buffer's end: for a
+  // training iteration the first layers). Each message's top share is ceil(fraction x packets)
+  // of its packets, those lying where the profile is highest; packets at the same scale are
+  // picked at random (seeded per message and packet): a 4 KiB packet's RMS over ~1,000
+  // gradients of one layer lies within a few percent of the layer's, so within a layer only
+  // noise tells packets apart. Empty (the default): one scale everywhere, the top share drawn
+  // at random from every packet of the message.
+  std::vector<double> magnitude_profile{};
 };
 
 struct PacketEngineSpec {
