@@ -14,15 +14,6 @@ using namespace ddlsim::models::test;
 
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)load_text(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 // A file in the test's temporary directory holding `text`; its absolute path.
 std::string temp_file(const std::string& name, const std::string& text) {
   const std::filesystem::path dir =
@@ -141,32 +132,36 @@ TEST_CASE("a Chrome trace of torch.profiler's record_function ranges gives the l
 
 TEST_CASE("measured compute errors name the key, the file and line, and the fix") {
   const std::string base = R"("model": "resnet50", "batch_per_gpu": 64)";
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {})")),
+  CHECK_THAT(load_error_of(cluster(2, 25, base + R"(, "compute": {})")),
              Catch::Contains("/workload/compute") && Catch::Contains("exactly one"));
   CHECK_THAT(
-      error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": 0})")),
+      load_error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": 0})")),
       Catch::Contains("/workload/compute/single_gpu_samples_per_second"));
-  CHECK_THAT(error_of(cluster(
+  CHECK_THAT(load_error_of(cluster(
                  2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": [1, 2, 3]})")),
              Catch::Contains("one per GPU"));
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "balance": true,
+  CHECK_THAT(load_error_of(cluster(2, 25, base + R"(, "balance": true,
                                   "compute": {"single_gpu_samples_per_second": 300})")),
              Catch::Contains("/workload/balance"));
   const std::string typo = temp_file("typo.csv", "layer,forward_us,backward_us\nconv01,1,2\n");
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + typo + "\"}")),
-             Catch::Contains("/workload/compute/layer_times") && Catch::Contains("typo.csv:2") &&
-                 Catch::Contains("conv1"));
+  CHECK_THAT(
+      load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + typo + "\"}")),
+      Catch::Contains("/workload/compute/layer_times") && Catch::Contains("typo.csv:2") &&
+          Catch::Contains("conv1"));
   const std::string header = temp_file("header.csv", "name,fwd,bwd\nconv1,1,2\n");
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + header + "\"}")),
-             Catch::Contains("layer,forward_us,backward_us"));
+  CHECK_THAT(
+      load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + header + "\"}")),
+      Catch::Contains("layer,forward_us,backward_us"));
   const std::string bad = temp_file("bad.csv", "layer,forward_us,backward_us\nconv1,-1,2\n");
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + bad + "\"}")),
-             Catch::Contains("microseconds"));
+  CHECK_THAT(
+      load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + bad + "\"}")),
+      Catch::Contains("microseconds"));
   const std::string empty = temp_file("empty.json", R"({"traceEvents": []})");
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + empty + "\"}")),
-             Catch::Contains("record_function"));
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "none.txt"})")),
+  CHECK_THAT(
+      load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": ")" + empty + "\"}")),
+      Catch::Contains("record_function"));
+  CHECK_THAT(load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "none.txt"})")),
              Catch::Contains(".csv"));
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "missing.csv"})")),
+  CHECK_THAT(load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "missing.csv"})")),
              Catch::Contains("does not exist"));
 }

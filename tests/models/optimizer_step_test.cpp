@@ -12,15 +12,6 @@ using namespace ddlsim::models::test;
 
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)load_text(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 // The optimizer step of the job's first GPU and the sum of its forward and backward passes.
 struct ProgramParts {
   double passes_ps = 0;
@@ -118,12 +109,13 @@ TEST_CASE("a 1-GPU throughput measured at more accumulation steps charges the op
 
 TEST_CASE("optimizer and measured accumulation errors name the key and the choices") {
   const std::string base = R"("model": "resnet50", "batch_per_gpu": 64)";
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "optimizer": "adamw")")),
+  CHECK_THAT(load_error_of(cluster(2, 25, base + R"(, "optimizer": "adamw")")),
              Catch::Contains("/workload/optimizer") && Catch::Contains("lamb"));
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": 300,
+  CHECK_THAT(
+      load_error_of(cluster(2, 25, base + R"(, "compute": {"single_gpu_samples_per_second": 300,
                  "accumulation_steps": 0})")),
-             Catch::Contains("/workload/compute/accumulation_steps"));
-  CHECK_THAT(error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "x.csv",
+      Catch::Contains("/workload/compute/accumulation_steps"));
+  CHECK_THAT(load_error_of(cluster(2, 25, base + R"(, "compute": {"layer_times": "x.csv",
                  "accumulation_steps": 4})")),
              Catch::Contains("/workload/compute/accumulation_steps") &&
                  Catch::Contains("single_gpu_samples_per_second"));

@@ -7,6 +7,7 @@
 #include "ddlsim/scenario/scenario.hpp"
 #include "ddlsim/sim/analytic_engine.hpp"
 #include "ddlsim/topologies/builders.hpp"
+#include "error_of.hpp"
 
 #include <memory>
 #include <string>
@@ -21,6 +22,11 @@ struct TrainingRun {
 
 inline Scenario load_text(const std::string& text) {
   return load_scenario(Json::parse(text), "test.json", ".");
+}
+
+// The message of the InputError loading `text` throws, or "no error".
+inline std::string load_error_of(const std::string& text) {
+  return test_support::error_of([&] { (void)load_text(text); });
 }
 
 inline TrainingRun run_training(const Scenario& scenario) {
