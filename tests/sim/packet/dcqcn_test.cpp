@@ -18,12 +18,6 @@ PacketOptions incast_options(CongestionControl control) {
   return options;
 }
 
-std::vector<Flow> incast(int senders, std::uint64_t bytes) {
-  std::vector<Flow> flows;
-  for (int s = 1; s <= senders; ++s) flows.push_back({s, 0, bytes, 0});
-  return flows;
-}
-
 // How far apart the receives from senders 1..n to rank 0 ended, as a share of the last end.
 double end_spread(const PacketTiming& t, int senders) {
   Picoseconds first = std::numeric_limits<Picoseconds>::max(), last = 0;

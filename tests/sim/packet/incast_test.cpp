@@ -6,12 +6,6 @@
 namespace ddlsim::sim::packet::test {
 namespace {
 
-std::vector<Flow> incast(int senders, std::uint64_t bytes) {
-  std::vector<Flow> flows;
-  for (int s = 1; s <= senders; ++s) flows.push_back({s, 0, bytes, 0});
-  return flows;
-}
-
 // The switch port towards rank 0 of star(): the reverse of rank 0's uplink (link 0).
 constexpr topo::LinkId kDownlinkToRank0 = 1;
 

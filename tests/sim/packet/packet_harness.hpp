@@ -58,6 +58,13 @@ struct Flow {
   Picoseconds start = 0;
 };
 
+// Incast: ranks 1..senders each send `bytes` to rank 0 on channel 0.
+inline std::vector<Flow> incast(int senders, std::uint64_t bytes) {
+  std::vector<Flow> flows;
+  for (int s = 1; s <= senders; ++s) flows.push_back({s, 0, bytes, 0});
+  return flows;
+}
+
 inline coll::Schedule traffic(int ranks, int channels, const std::vector<Flow>& flows) {
   std::uint64_t block = 0;
   for (const Flow& f : flows) block = std::max(block, f.bytes);

@@ -8,13 +8,6 @@
 namespace ddlsim::sim::packet::test {
 namespace {
 
-// `senders` ranks (1..senders) each send `bytes` to rank 0.
-std::vector<Flow> incast(int senders, std::uint64_t bytes) {
-  std::vector<Flow> flows;
-  for (int s = 1; s <= senders; ++s) flows.push_back({s, 0, bytes, 0});
-  return flows;
-}
-
 TEST_CASE("an estimated timer follows queues longer than its floor and resends nothing") {
   // 64 senders into one port with a deep buffer: each message gets a packet through about every
   // 64 packet times (27 us), while queueing grows to about 1.6 ms. Nothing is dropped.
