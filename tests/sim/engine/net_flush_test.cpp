@@ -13,7 +13,7 @@
 #include "ddlsim/sim/packet/packet_engine.hpp"
 #include "error_of.hpp"
 #include "nccl_run.hpp"
-#include "step_builders.hpp"
+#include "proxy_cases.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -25,7 +25,6 @@
 using namespace ddlsim;
 using Catch::Matchers::Contains;
 using test_support::error_of;
-using test_support::transfer_step;
 
 namespace {
 
@@ -34,52 +33,14 @@ constexpr std::uint64_t kBytes = 1000;    // 100 ns on a star link: far shorter 
 
 // On each of `channels` channels rank 0 sends `sends` messages of kBytes to rank 1 in turn.
 coll::Schedule sends_on_channels(int channels, Picoseconds flush, int sends = 1) {
-  coll::MaterializedSchedule m;
-  m.call = sim::test::make_call(coll::Op::send_recv, "direct", 2, kBytes);
-  m.call.root = 1; // the receiver: its output buffer holds what it receives
-  m.call.protocol.net_flush_ps = flush;
-  m.algorithm = "channel_sends";
-  m.ranks = 2;
-  m.channels = channels;
-  m.scratch_bytes = {0, 0};
-  m.programs.assign(2, std::vector<std::vector<coll::Step>>(static_cast<std::size_t>(channels)));
-  for (int c = 0; c < channels; ++c)
-    for (int i = 0; i < sends; ++i) {
-      coll::Step send = transfer_step(coll::StepKind::send, 1, kBytes);
-      coll::Step receive = transfer_step(coll::StepKind::recv, 0, kBytes);
-      send.channel = receive.channel = static_cast<std::uint16_t>(c);
-      m.programs[0][static_cast<std::size_t>(c)].push_back(send);
-      m.programs[1][static_cast<std::size_t>(c)].push_back(receive);
-    }
-  return coll::Schedule::from_materialized(std::move(m));
+  coll::Protocol protocol;
+  protocol.net_flush_ps = flush;
+  return sim::test::sends_on_channels(channels, sends, kBytes, protocol);
 }
 
-enum class Engine { analytic, flow, packet };
-
-double time_ps(Engine engine, const topo::Topology& topology, const coll::Schedule& schedule) {
-  topo::Router router(topology);
-  if (engine == Engine::analytic) {
-    sim::AnalyticOptions options;
-    options.copy_bytes_per_second = 1e300;
-    return static_cast<double>(sim::simulate_analytic(topology, router, schedule, options).time);
-  }
-  if (engine == Engine::flow) {
-    sim::flow::FlowOptions options;
-    options.model.network_model = sim::flow::NetworkModel::cm02;
-    options.model.crosstraffic = false;
-    options.model.tcp_gamma_bytes = 1e12;
-    options.copy_bytes_per_second = 1e300;
-    return static_cast<double>(sim::flow::simulate_flow(topology, router, schedule, options).time);
-  }
-  sim::packet::PacketOptions options;
-  options.copy_bytes_per_second = 1e300;
-  return static_cast<double>(
-      sim::packet::simulate_packet(topology, router, schedule, options).time);
-}
-
-const char* name(Engine engine) {
-  return engine == Engine::analytic ? "analytic" : engine == Engine::flow ? "flow" : "packet";
-}
+using sim::test::Engine;
+using sim::test::name;
+using sim::test::time_ps;
 
 } // namespace
 
