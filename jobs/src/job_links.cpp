@@ -39,17 +39,16 @@ std::vector<std::int64_t> job_resources(const topo::Topology& topology, topo::Ro
 
 std::vector<std::vector<std::size_t>>
 resource_components(const std::vector<const std::vector<std::int64_t>*>& resources) {
-  const auto& links = resources;
-  std::vector<std::size_t> parent(links.size());
+  std::vector<std::size_t> parent(resources.size());
   std::iota(parent.begin(), parent.end(), 0);
   auto find = [&parent](std::size_t i) {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
   };
   std::map<std::int64_t, std::size_t> owner;
-  for (std::size_t i = 0; i < links.size(); ++i)
-    for (std::int64_t link : *links[i]) {
-      const auto [it, fresh] = owner.emplace(link, i);
+  for (std::size_t i = 0; i < resources.size(); ++i)
+    for (std::int64_t resource : *resources[i]) {
+      const auto [it, fresh] = owner.emplace(resource, i);
       if (!fresh) {
         const std::size_t a = find(i), b = find(it->second);
         parent[std::max(a, b)] = std::min(a, b); // the root is the set's first member
@@ -57,7 +56,7 @@ resource_components(const std::vector<const std::vector<std::int64_t>*>& resourc
     }
   std::vector<std::vector<std::size_t>> out;
   std::map<std::size_t, std::size_t> set_of_root;
-  for (std::size_t i = 0; i < links.size(); ++i) {
+  for (std::size_t i = 0; i < resources.size(); ++i) {
     const auto [it, fresh] = set_of_root.emplace(find(i), out.size());
     if (fresh) out.emplace_back();
     out[it->second].push_back(i);
